@@ -289,8 +289,9 @@ def _eval(ns: argparse.Namespace) -> int:
                 return make()
         results = run_suite(cases, model=factory, loop=ns.loop, trials=ns.trials, concurrency=ns.concurrency,
                             lang=ns.lang, progress=not ns.json)
-    failed = [_model_failed(r.run) for r in results]
-    if make and results and None not in failed:  # every run ended on the service: a table of hand-overs that exited 0
+    # a live model's service only: a scripted model's failures are the suite's own faults, part of what it tests
+    failed = [_model_failed(r.run) for r in results] if make else []
+    if failed and None not in failed:  # every run ended on the service: a table of hand-overs that exited 0
         _say_service_failed([str(code) for code in failed])
     runs = [r.run for r in results]
     ok = {r.run.run_id: r.passed for r in results}
@@ -330,13 +331,16 @@ def _eval(ns: argparse.Namespace) -> int:
 
 #: the codes of a model service refusing a request outright: a key it does not take, a model this key may not use
 _REFUSALS = ("UNAUTHENTICATED", "PERMISSION_DENIED")
+#: the codes of the service failing, whatever was asked: down, too slow, overloaded, or refusing outright. Not a request
+#: it refused as malformed or too long (BAD_REQUEST, CONTEXT_TOO_LONG), nor a reply it sent that could not be read
+_SERVICE = ("UNAVAILABLE", "TIMEOUT", "RATE_LIMITED", *_REFUSALS)
 
 
 def _model_failed(run: Any) -> str | None:
     """The code when the model's service failed the run's request, after the loop's retries (down, overloaded,
     refusing the key), else None: a model call that failed with nothing said, as the trace reads one."""
     return next((str(e.error_code) for e in run.events if e.kind == "model" and not e.model_visible
-                 and e.error_code), None)
+                 and e.error_code in _SERVICE), None)
 
 
 def _counted(codes: list[str | None]) -> dict[str, int]:
@@ -610,9 +614,10 @@ class _Refusals:
         self.calls += 1
         try:
             return self.model.complete(*args, **kwargs)
-        except ModelError as exc:  # after the client's retries: the service failed this request
-            self.refused += 1
-            self.codes.append(exc.code)
+        except ModelError as exc:  # after the client's retries: the service failed this request, or refused it
+            if exc.code in _SERVICE:
+                self.refused += 1
+                self.codes.append(exc.code)
             raise
 
 

@@ -601,6 +601,15 @@ def test_runs_a_model_service_failed_are_counted_and_said_beside_the_figures(mon
     assert json.loads(capsys.readouterr().out)["model_failed"] == {"UNAVAILABLE": 1}
 
 
+def test_a_scripted_models_faults_are_the_suites_not_a_service_failing(capsys, tmp_path):
+    """The naive loop's run said "3 of 52 runs ended because the model service failed ... each counts as a hand-over"
+    beside a takeover rate that counted none of them: they were the suite's own scripted faults (api_429, api_401)."""
+    from agentlab.cli import main
+    assert main(["eval", "--suite", str(ROOT / "data" / "aftersales_cases.jsonl"), "--loop", "naive", "--json",
+                 "--out", str(tmp_path)]) == 0
+    assert json.loads(capsys.readouterr().out)["model_failed"] == {}
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_probe_whose_model_service_fails_every_request_is_said_not_reported(monkeypatch, capsys, tmp_path, lang):
     """probe against an endpoint answering 500 wrote a report of no_call cells and exited 0."""

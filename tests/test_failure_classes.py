@@ -138,3 +138,32 @@ def test_notebook_08s_class_table_counts_both_loops_from_what_the_runs_did():
     five = classes_by_loop([compare_loops(f) for f in FAULTS])
     assert five["naive"]["idempotency"] >= 2 and five["naive"]["loops"] >= 2, five
     assert five["guarded"]["idempotency"] == 0 and five["naive"]["unreadable_errors"] > five["guarded"]["unreadable_errors"]
+
+
+def test_calls_their_schema_refuses_that_ran_count_as_what_they_did_in_every_reading(tmp_path, capsys):
+    """A naive run that sent the same refund twice, and a lookup three times, each with arguments the schema refuses
+    (a remark of 300 characters, a field the tool does not have): eval counted idempotency and loops, a review of its
+    traces and of its messages counted neither (the calls were tagged INVALID_ARGS and left out of the repeat count;
+    the messages' tool replies, plain data, were not read as having run)."""
+    from agentlab.cli import main
+    from agentlab.evals.log_review import review_logs
+    refund = ["create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel", "remark": "x" * 300}]
+    read = ["get_order", {"order_id": "A1001", "note": "x"}]
+    cases = [{"id": "refund-twice", "category": "adversarial", "scenario": "aftersales", "task": "Refund A1001",
+              "fake": {"plan": [["get_order", {"order_id": "A1001"}], refund, refund], "answer": "Done."},
+              "needed_tools": ["create_refund"], "expect": {"refunds": [{"order_id": "A1001", "amount": 199.0}],
+                                                            "statuses": ["done", "done_after_self_correction"]}},
+             {"id": "read-thrice", "category": "adversarial", "scenario": "aftersales", "task": "Refund A1001",
+              "fake": {"plan": [read, read, read, ["create_refund", {"order_id": "A1001", "amount": 199.0,
+                                                                      "reason": "user_cancel"}]], "answer": "Done."},
+              "needed_tools": ["create_refund"], "expect": {"refunds": [{"order_id": "A1001", "amount": 199.0}],
+                                                            "statuses": ["done", "done_after_self_correction"]}}]
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    assert main(["eval", "--suite", str(suite), "--loop", "naive", "--json", "--out", str(tmp_path / "out")]) == 0
+    said = json.loads(capsys.readouterr().out)["failure_classes"]
+    assert said["idempotency"] == 1 and said["loops"] == 1 and said["schema"] == 2, said
+    stored = next((tmp_path / "out").iterdir())
+    for path, fmt in ((stored / "traces.jsonl", "telemetry"), (stored / "messages.jsonl", "openai")):
+        seen = review_logs(path, fmt, tools="data/aftersales_tools.json")["failure_classes"]
+        assert {c: seen[c] for c in ("schema", "idempotency", "loops")} == {c: said[c] for c in ("schema", "idempotency", "loops")}, (fmt, seen)

@@ -27,9 +27,9 @@ def test_openai_sample_every_class_with_both_taxonomies():
     r = review_logs(OPENAI, "openai")
     assert r["totals"]["runs"] == 5  # the four exchanges of one conversation are one conversation
     assert set(r["by_kind"]) == {"bad_json", "unknown_tool", "invalid_args", "repeated_call", "duplicate_write",
-                                 "orphan_tool_message"}
+                                 "orphan_tool_message", "logged_error"}  # (a tool's answer naming its TIMEOUT)
     for f in r["findings"]:  # each finding in both taxonomies, from the one table; what no guard stopped, at execution
-        assert (f["category"], f["stage"]) == FOUND_UNGUARDED.get(f["code"], CODES[KINDS[f["kind"]]])
+        assert (f["category"], f["stage"]) == FOUND_UNGUARDED.get(f["code"], CODES[KINDS[f["kind"]] or f["code"]])
     assert r["largest"]["count"] == 1 and r["largest"]["example"].startswith("logs_openai_sample.jsonl:")
     days = r["days"]
     assert list(days) == ["2026-03-02", "2026-03-03", "2026-03-04"]
@@ -1084,3 +1084,35 @@ def test_a_telemetry_finding_names_its_own_line_not_its_runs_first(tmp_path):
     log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     found = review_logs(log, "telemetry")["findings"]
     assert [(f["where"], f["kind"]) for f in found] == [("rows.jsonl:3", "duplicate_write"), ("rows.jsonl:4", "repeated_call")]
+
+
+def test_an_error_code_a_tool_answered_with_is_read_in_a_conversation_as_in_a_telemetry_row(tmp_path):
+    """A tool answering {"ok": false, "error": {"code": "TIMEOUT"}} added nothing to unreadable errors in an openai log
+    (the shipped sample's TIMEOUT among them), where the same conversation as telemetry rows counted it."""
+    from agentlab.evals.log_review import review_logs
+    read = {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"order_id": "A1001"}'}}
+    msgs = [{"role": "user", "content": "where is A1001"},
+            {"role": "assistant", "content": None, "tool_calls": [read]},
+            {"role": "tool", "tool_call_id": "c1", "content": '{"ok": false, "error": {"code": "TIMEOUT", "message": "slow"}}'},
+            {"role": "assistant", "content": "Sorry, the order service is slow."}]
+    log = tmp_path / "chat.jsonl"
+    log.write_text(json.dumps({"messages": msgs}) + "\n", encoding="utf-8")
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"run_id": "r", "kind": "tool", "round_index": 1, "tool_name": "get_order",
+                                "args_raw": '{"order_id": "A1001"}', "exec_ok": False, "error_code": "TIMEOUT"}) + "\n"
+                    + json.dumps({"run_id": "r", "kind": "end", "round_index": 2, "final_status": "done"}) + "\n",
+                    encoding="utf-8")
+    chat, tel = review_logs(log, "openai"), review_logs(rows, "telemetry")
+    assert chat["failure_classes"] == tel["failure_classes"] and chat["failure_classes"]["unreadable_errors"] == 1
+    assert [(f["kind"], f["code"]) for f in chat["findings"]] == [("logged_error", "TIMEOUT")]
+    # a word that is no code of the taxonomy is not taken for one
+    msgs[2]["content"] = '{"ok": false, "error": {"code": "E1234"}}'
+    log.write_text(json.dumps({"messages": msgs}) + "\n", encoding="utf-8")
+    assert review_logs(log, "openai")["failure_classes"]["unreadable_errors"] == 0
+
+
+def test_a_tool_answer_of_plain_data_says_it_ran_and_a_sentence_does_not():
+    from agentlab.evals.exchanges import said_done
+    assert said_done('{"refund_id": "R7", "amount": 199}') and said_done({"ok": True})
+    assert not said_done('{"ok": false, "error": {"code": "RULE_VIOLATION"}}') and not said_done('{"error": "no"}')
+    assert not said_done("退款失败：金额超过上限，未执行") and not said_done("{}") and not said_done('{"status": "error"}')

@@ -7,7 +7,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["OPEN_EXCHANGES", "answered", "assembled", "continues", "is_chunk", "prefix_keys", "said_done", "unindex", "went_on"]
+__all__ = ["OPEN_EXCHANGES", "answered", "assembled", "continues", "is_chunk", "prefix_keys", "said_done", "told_code", "unindex",
+           "went_on"]
 
 
 #: conversations an exchange log may hold open at once (a service's users talking at the same time); past it, the
@@ -121,14 +122,32 @@ def _failed_text(text: str) -> bool:
 
 def said_done(content: Any) -> bool:
     """Whether a tool message says in so many words that the tool did it: a JSON object with ``"ok": true`` or
-    ``"success": true``. Stricter than :func:`answered`, which takes any text not opening with "error" as done (a
-    refusal written as a sentence, 退款失败：金额超过上限，未执行, is text too)."""
+    ``"success": true``, or a JSON object of what it did (``{"refund_id": "R7", ...}``, as an unguarded loop passes a
+    tool's result on) with none of :func:`answered`'s marks of a failure. Stricter than :func:`answered`, which takes
+    any text not opening with "error" as done (a refusal written as a sentence, 退款失败：金额超过上限，未执行, is text too)."""
     if isinstance(content, str):
         try:
             content = json.loads(content)
         except (ValueError, RecursionError):
             return False
-    return isinstance(content, dict) and (content.get("ok") is True or content.get("success") is True)
+    return isinstance(content, dict) and (content.get("ok") is True or content.get("success") is True
+                                          or (bool(content) and "ok" not in content and "success" not in content
+                                              and _value_ran(content)))
+
+
+def told_code(content: Any, codes: Any) -> str | None:
+    """The error code a tool's answer names, one of ``codes`` (``{"ok": false, "error": {"code": "TIMEOUT"}}``, as a
+    guarded desk answers), else None: what a telemetry row logs as its ``error_code``, in a conversation's words."""
+    if isinstance(content, str):
+        if '"code"' not in content:  # (most answers: never parsed)
+            return None
+        try:
+            content = json.loads(content)
+        except (ValueError, RecursionError):
+            return None
+    error = content.get("error") if isinstance(content, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, str) and code in codes else None
 
 
 def answered(content: Any) -> bool:

@@ -31,7 +31,7 @@ from ..i18n import Lang, LocalizedError, Sentence
 from ..runs import STATUSES, Run, Status
 from ..tools import Registry
 from ..trace import Event, finalize
-from .exchanges import answered, said_done
+from .exchanges import answered, said_done, told_code
 from .failure_classes import CODE_CLASSES, FAILURE_CLASSES, REPEAT_LIMIT, effect_classes, run_classes, runs_by_class, schema_refused
 from .log_cases import _obj, _shown, case_of
 from .log_report import KINDS, largest_text, review_html, write_report  # what a review says: its page, its files
@@ -43,8 +43,7 @@ from .unread import Unread
 __all__ = ["KINDS", "LogFinding", "analyze", "case_of", "largest_text", "review_html", "review_logs", "runs_of", "tools_file",
            "write_report"]
 
-_KIND_OF_CODE = {"BAD_JSON": "bad_json", "UNKNOWN_TOOL": "unknown_tool", "INVALID_ARGS": "invalid_args",
-                 "LOOP_DETECTED": "repeated_call"}
+_KIND_OF_CODE = {"BAD_JSON": "bad_json", "UNKNOWN_TOOL": "unknown_tool", "INVALID_ARGS": "invalid_args", "LOOP_DETECTED": "repeated_call"}
 EXAMPLES = 200  # findings shown with their detail; all are counted
 CASES = 20  # candidate regression cases written
 
@@ -109,13 +108,11 @@ def _openai_run(log: LogRun, registries: Registries, writes: frozenset[str], *,
     """The conversation as a Run, and its findings (``details=False``: each with an empty detail, for a report that
     will not show it)."""
     walk = _openai_walk(log, registries, writes, details=details)
-    return Run(log.where, "logs", "", walk.status, "", walk.answer[:300], walk.steps, finalize(walk.events, walk.status),
-               ()), walk.findings
+    return Run(log.where, "logs", "", walk.status, "", walk.answer[:300], walk.steps, finalize(walk.events, walk.status), ()), walk.findings
 
 
 class _Walk(NamedTuple):
-    """A conversation read as the loop would have recorded it: its events (no final status stamped yet), findings,
-    steps, ending, and the counts a report takes of them."""
+    """A conversation read as the loop would have recorded it: events (no final status yet), findings, ending, counts."""
 
     events: list[Event]
     findings: list[LogFinding]
@@ -126,6 +123,7 @@ class _Walk(NamedTuple):
     invalid: int
     coded: bool  # some event carries an error code (none does: nothing went wrong, no class, no repair)
     unchecked: int  # calls no tools list could check (their arguments read as JSON only)
+    schema_also: int  # calls its schema refused that ran, whose code is the repeat they made: schema besides
 
 
 def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *, details: bool = True,
@@ -146,7 +144,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
     findings: list[LogFinding] = []
     events: list[Event] = []
     seen: dict[str, int] = {}
-    step = calls_made = invalid = unchecked = 0
+    step = calls_made = invalid = unchecked = schema_also = 0
     coded = False
 
     def found(kind: str, code: str, *, tool: str = "", index: int | None = None, detail: str = "",
@@ -216,8 +214,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
                 kind = _KIND_OF_CODE.get(code, "invalid_args")
                 found(kind, code, tool=name, index=i + 1, detail=raw if isinstance(raw, str) else json.dumps(raw))
             answer = answers.get(cid)
-            # a call its contract refuses that the logs say ran anyway (an unguarded desk, a refund of 99999 above the
-            # limit, twice): what it did counts too, so its repeat is still the double write it was
+            # refused by its contract, and the logs say it ran (a refund above the limit, twice): what it did counts too
             ran = code is not None and parse_ok is not False and cid in answers and said_done(answer)
             args = plain_args(raw) if ran and args is None else args
             if (code is None or ran) and args is not None:  # (args: the canonical JSON of arguments that are an object)
@@ -225,11 +222,14 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
                 n = seen[sig] = seen.get(sig, 0) + 1
                 write = name in writes if writes else write_name(name)
                 # a write's second run is a write done twice, any call's Nth a loop nothing stopped (eleven refunds)
-                repeat = ("CONFLICT", "duplicate_write") if write and n == 2 else ("LOOP_DETECTED", "repeated_call") \
-                    if n == REPEAT_LIMIT else None
+                repeat = ("CONFLICT", "duplicate_write") if write and n == 2 else ("LOOP_DETECTED", "repeated_call") if n == REPEAT_LIMIT else None
                 if repeat is not None:  # the call's own code: what it did outranks the contract it broke
                     found(repeat[1], repeat[0], tool=name, index=i + 1, detail=args, unguarded=True)
+                    schema_also += CODE_CLASSES.get(code or "") == "schema"
                     code, kind = repeat
+            if code is None and (told := told_code(answer, CODES)) is not None:  # an answer naming its error, as a row does
+                code, kind = told, _KIND_OF_CODE.get(told, "logged_error")
+                found(kind, code, tool=name, index=i + 1, detail=str(answer))
             cat, stage = (FOUND_UNGUARDED[code] if kind in ("duplicate_write", "repeated_call") and code in FOUND_UNGUARDED
                           else _err(code)) if code else ("", "")
             coded = coded or bool(code)
@@ -260,7 +260,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
     if not counted:
         events.append(_made({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": step,
                              "kind": "end", "model_visible": answer[:300]}))
-    return tuple.__new__(_Walk, (events, findings, step, status, answer, calls_made, invalid, coded, unchecked))
+    return tuple.__new__(_Walk, (events, findings, step, status, answer, calls_made, invalid, coded, unchecked, schema_also))
 
 
 _EVENT_FIELDS = frozenset(f.name for f in fields(Event))
@@ -268,9 +268,8 @@ _REQUIRED = frozenset(f.name for f in fields(Event) if f.default is MISSING)
 
 
 def _event(values: Mapping[str, Any]) -> Event:
-    """``Event(**values)`` (``values`` holding Event fields only), less the dataclass ``__init__`` that sets its 25
-    frozen fields one call at a time (half the cost of a telemetry row): the values go straight into the new event's
-    ``__dict__``, and a field not given reads its default where the dataclass keeps it, on the class."""
+    """``Event(**values)`` less the dataclass ``__init__`` setting its 25 frozen fields one by one (half a telemetry row's
+    cost): the values go into the event's ``__dict__``; a field not given reads its default on the class."""
     if not values.keys() >= _REQUIRED:  # a field with no default missing: the dataclass's own TypeError
         return Event(**values)
     e = object.__new__(Event)
@@ -375,20 +374,20 @@ class _TelemetryRun:
                 sig = signature(e.tool_name, raw)
                 if not sig.startswith("{", len(e.tool_name) + 1):
                     extra = _BAD_JSON
-            if not extra and not e.replayed:
+            if (not extra or (e.exec_ok and extra.get("parse_ok"))) and not e.replayed:  # (refused, and ran: counted)
                 if sig is None:
                     sig = signature(e.tool_name, raw)
                 if sig:
-                    n = self.seen.pop(sig, 0) + 1
-                    self.seen[sig] = n
+                    n = self.seen[sig] = self.seen.pop(sig, 0) + 1
                     if len(self.seen) > _SIGNATURES:
                         self.seen.popitem(last=False)
                     write = e.tool_name in self.writes or (not self.writes and write_name(e.tool_name))
                     code = ("CONFLICT" if write and n == 2 and e.exec_ok
                             else "LOOP_DETECTED" if n == REPEAT_LIMIT else "")
-                    if code:
-                        cat, stage = FOUND_UNGUARDED[code]  # done, not stopped: the logs show no guard acting on it
-                        extra = {"error_code": code, "error_category": cat, "error_stage": stage}
+                    if code:  # its own code (what it did outranks the contract it broke); done, no guard stopping it
+                        cat, stage = FOUND_UNGUARDED[code]
+                        self.classes["schema"] += bool(extra)  # (its schema's refusal counted still)
+                        extra = {**extra, "error_code": code, "error_category": cat, "error_stage": stage}
         if extra:  # (the row's own event, made above: set in place, not made again)
             e.__dict__.update(extra)
         if e.error_code and e.kind != "end":
@@ -522,6 +521,7 @@ def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozen
             if len(counts) < _COUNTS:
                 counts[key] = wrong_classes
         wrong, classes = wrong_classes
+        classes = classes + Counter(schema=walk.schema_also) if walk.schema_also else classes
         case = None
         if found and log.messages and cases[0] < CASES:
             case = case_of(log, found)
