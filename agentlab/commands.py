@@ -560,6 +560,9 @@ def _probe(ns: argparse.Namespace) -> int:
     if watched is not None and watched.calls and watched.refused == watched.calls:
         # a wrong key or a service down: a report of no_call cells and "not caught" rows that exited 0
         _say_service_failed(watched.codes)
+    if watched is not None and watched.refused:  # some requests the service failed: said beside the figures, as eval does
+        report["summary"]["model_failed"] = {"requests": watched.calls, "failed": watched.refused,
+                                             "codes": sorted(set(watched.codes))}
     paths = write(report, out, lang=ns.lang)
     s = report["summary"]
     # exit 1 when no tool at all could be probed (no valid call from any schema): the report says why, tool by tool
@@ -570,6 +573,10 @@ def _probe(ns: argparse.Namespace) -> int:
     else:
         for line in summary_lines(report, ns.lang):
             emit(line)
+        if "model_failed" in s:
+            failed = s["model_failed"]
+            emit(t("probe.model_failed", ns.lang, n=failed["failed"], requests=failed["requests"],
+                   code=", ".join(failed["codes"])))
         emit(t("probe.cli_wrote", ns.lang, json=str(paths[0]), html=str(paths[1])))
         if ns.model in ("local", "openai") and tape is not None:
             emit(t("probe.cli_recorded", ns.lang, path=str(tape),

@@ -638,6 +638,24 @@ def test_evals_json_is_json_a_strict_reader_takes(capsys, tmp_path):
     assert report["layers"]["experience"]["tokens_per_task"] is None
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_probe_says_how_many_requests_the_model_service_failed_beside_its_figures(monkeypatch, capsys, tmp_path, lang):
+    """Against a service failing in blocks of requests, probe exited 0 with its cells and no word of the failures."""
+    from agentlab.cli import main
+    from agentlab.i18n import t
+    from agentlab.models.fakeserver import ChatServer, HTTPFault
+    # blocks of failures longer than the client's resends: some requests fail after them, most do not
+    with ChatServer(([ "I would rather not call a tool."] * 3 + [HTTPFault(500, "overloaded")] * 6) * 40) as server:
+        monkeypatch.setenv("AGENTLAB_BASE_URL", server.base_url)
+        code = main(["probe", "--tools", str(ROOT / "data" / "aftersales_tools.json"), "--model", "openai", "--only",
+                     "get_order", "--faults", "wrong_type,camel_case", "--trials", "2", "--out", str(tmp_path / "out"),
+                     "--lang", lang])
+    out = capsys.readouterr().out
+    failed = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))["summary"]["model_failed"]
+    assert code == 0 and 0 < failed["failed"] < failed["requests"] and failed["codes"] == ["UNAVAILABLE"], failed
+    assert t("probe.model_failed", lang, n=failed["failed"], requests=failed["requests"], code="UNAVAILABLE") in out
+
+
 def test_a_probe_replays_its_recording_from_the_packages_data_wherever_it_is_installed(monkeypatch, tmp_path):
     """From a pip install the replay looked for site-packages/data/cassettes/ (the checkout's layout), where the
     wheel has agentlab/data/cassettes/."""
