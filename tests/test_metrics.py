@@ -131,7 +131,9 @@ def test_tally_counts_a_stream_as_summarize_does():
         tally.add(r, verdict)
     got, want = tally.summary(), summarize(runs)
     graded = ("task_success_rate", "checked_success_rate")
-    assert {k: v for k, v in got.items() if k not in graded} == {k: v for k, v in want.items() if k not in graded}
+    assert {k: v for k, v in got.items() if k not in graded} == {k: v for k, v in want.items() if k not in graded} \
+        | {"invalid_call_rate": got["invalid_call_rate"]}  # (runs of no call: NaN both, which == cannot say)
+    assert got["invalid_call_rate"] != got["invalid_call_rate"] and want["invalid_call_rate"] != want["invalid_call_rate"]
     assert got["task_success_rate"] == got["checked_success_rate"] == 0.5  # one of the two graded runs
     assert summarize(runs, lambda r: r.status == "done")["task_success_rate"] == 0.25
 
@@ -220,3 +222,18 @@ def test_two_ways_to_count_success_and_takeover():
         assert got == want, loop
         assert round(100 * checked_success_rate(runs, lambda run, ok=ok: ok[run.run_id]), 1) == want[2]
         assert round(100 * unfinished_rate(runs), 1) == want[3]
+
+
+def test_a_rate_of_calls_over_runs_that_made_none_is_not_measured_not_zero():
+    """Against a model that only answered in words, eval printed json_parse 0.0%, schema_valid 0.0%, exec_success 0.0%,
+    invalid-call 0.0% and latency 0.00: rates of nothing, read as the worst (or the best) figure there is."""
+    import math
+
+    from agentlab.runs import Run
+    runs = [Run("1", "guarded", "m", "done", "", "Hello.", 1, (), ())]
+    lay = layers(runs)
+    for layer, metric in (("model", "json_parse_rate"), ("model", "schema_valid_rate"), ("model", "known_tool_rate"),
+                          ("tool", "exec_success_rate"), ("tool", "latency_p50_ms"), ("tool", "latency_p95_ms"),
+                          ("tool", "retries_per_call")):
+        assert math.isnan(lay[layer][metric]), (layer, metric)
+    assert math.isnan(summarize(runs)["invalid_call_rate"]) and summarize(runs)["avg_steps"] == 1

@@ -105,7 +105,7 @@ class Tally:
         return {
             "runs": self.runs,
             "task_success_rate": self.passed / self.graded if self.graded else float("nan"),
-            "invalid_call_rate": self.invalid / max(self.calls, 1),
+            "invalid_call_rate": self.invalid / self.calls if self.calls else float("nan"),  # no call: not measured
             "avg_steps": self.steps / n,
             "takeover_rate": self.takeovers / n,
             "finished_rate": self.finished / n,
@@ -231,8 +231,8 @@ LAYER_DEFINITIONS = {
 
 
 def _pct(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
+    if not values:  # no call timed: not measured, never 0 ms
+        return float("nan")
     s = sorted(values)
     k = (len(s) - 1) * q
     lo, hi = int(k), min(int(k) + 1, len(s) - 1)
@@ -261,14 +261,17 @@ def layers(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None,
             ok_name = e.error_code != "UNKNOWN_TOOL" and (allow is None or e.tool_name in allow)
             right += ok_name
     lat = [e.latency_ms for e in calls]
+
+    def share(part: int, whole: int) -> float:  # of nothing (no call made, parsed or run): not measured, never 0%
+        return part / whole if whole else float("nan")
     return {
-        "model": {"json_parse_rate": len(parsed) / max(len(calls), 1),
-                  "schema_valid_rate": len(valid) / max(len(parsed), 1),
-                  "known_tool_rate": right / max(len(calls), 1),
+        "model": {"json_parse_rate": share(len(parsed), len(calls)),
+                  "schema_valid_rate": share(len(valid), len(parsed)),
+                  "known_tool_rate": share(right, len(calls)),
                   "right_tool_rate": right_tool(runs, needed_tools, avoided_tools)["right_tool_rate"]},
-        "tool": {"exec_success_rate": sum(bool(e.exec_ok) for e in executed) / max(len(executed), 1),
+        "tool": {"exec_success_rate": share(sum(bool(e.exec_ok) for e in executed), len(executed)),
                  "latency_p50_ms": _pct(lat, 0.5), "latency_p95_ms": _pct(lat, 0.95),
-                 "retries_per_call": sum(e.retry_count for e in calls) / max(len(calls), 1)},
+                 "retries_per_call": share(sum(e.retry_count for e in calls), len(calls))},
         "task": {"completion_rate": sum(r.status.startswith("done") for r in runs) / n,
                  "correct_rate": sum(bool(correct(r)) for r in runs) / n if correct else float("nan")},
         "experience": {"rounds_per_task": sum(r.steps for r in runs) / n,
