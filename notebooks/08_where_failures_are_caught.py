@@ -77,8 +77,10 @@ plt.show()
 # code and every fault of this matrix is filed under one of them (`agentlab.evals.failure_classes`). The second
 # table counts the runs above in each class, both loops: from their error codes, and from what a run did that no
 # code says (a refund made twice, a call repeated, a call that ran on arguments the schema refuses). The naive
-# loop leaves almost no codes, so without that second reading its failures would not show at all. `eval` and a
-# review of your own logs count the same way.
+# loop leaves almost no codes, so without that second reading its failures would not show at all. A failure the
+# guarded loop recovered from (a resend that worked, a second refund answered from its key) leaves neither a code
+# nor a wrong effect, so it is in no class here; the shares above count those. `eval` and a review of your own logs
+# count the same way.
 
 # %%
 from IPython.display import display
