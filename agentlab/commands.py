@@ -317,7 +317,7 @@ def _eval(ns: argparse.Namespace) -> int:
               "pass^k": {k: pass_hat_k([(sum(v), len(v)) for v in per_case.values()], k) for k in range(1, ns.trials + 1)},
               "failures": failure_breakdown(runs),
               "failure_classes": _suite_classes(results, cases, ns.lang),
-              "model_failed": _counted(failed)}
+              "model_failed": {c: failed.count(c) for c in sorted({c for c in failed if c is not None})}}
     path = save_results(results, out, label=f"{ns.model}-{ns.loop}", meta={"suite": ns.suite})
     report["stored"] = str(path)
     if ns.json:
@@ -341,15 +341,6 @@ def _model_failed(run: Any) -> str | None:
     refusing the key), else None: a model call that failed with nothing said, as the trace reads one."""
     return next((str(e.error_code) for e in run.events if e.kind == "model" and not e.model_visible
                  and e.error_code in _SERVICE), None)
-
-
-def _counted(codes: list[str | None]) -> dict[str, int]:
-    """How many runs the model's service failed, by code (none: an empty dict)."""
-    got: dict[str, int] = {}
-    for code in codes:
-        if code is not None:
-            got[code] = got.get(code, 0) + 1
-    return got
 
 
 def _say_service_failed(codes: list[str]) -> None:
