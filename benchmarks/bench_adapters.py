@@ -298,7 +298,8 @@ def cost(rounds: int, runs: int, only: str = "") -> tuple[list[str], list[str]]:
         lines.append(f"| {name} | {tool} | {statistics.median(bare[name, tool]):.0f} µs | {med:+.0f} µs |"
                      f" {q[0]:+.0f} .. {q[2]:+.0f} µs | {statistics.median(floor[name, tool]):+.0f} µs |"
                      f" {statistics.median(over_floor[name, tool]):+.0f} µs | {load} |")
-        targets.append(target_line(f"adapter {name}, {tool}, added per tool call", f"{med:+.0f} us",
+        # (claims in memory: a store that outlives the process hands each write to a worker, not measured here)
+        targets.append(target_line(f"adapter {name}, {tool}, added per tool call (claims in memory)", f"{med:+.0f} us",
                                    f"<= +{TARGET_US:.0f} us", med <= TARGET_US, statistics.median(loads)))
     return lines, targets
 

@@ -33,8 +33,10 @@ def _row(k: int, rows: int) -> dict:
     if k == rows:
         return {"run_id": "r1", "kind": "end", "round_index": k, "final_status": "done", "timestamp": "2026-03-02T10:00:00Z"}
     # a new order on every call, as a product's log has it (a review checks a call it met before once: the same
-    # few arguments texts over and over flattered it by a third)
-    args = [f'{{"order_id": "A{1000 + k}"}}', f'{{"orderId": {k}}}', '{bad', f'{{"order_id": "A{k % 97}"}}'][k % 4]
+    # few arguments texts over and over flattered it by a third), a broken one cut off at its own place; a quarter
+    # of the calls look up one of 97 orders again, as a run that loops does
+    args = [f'{{"order_id": "A{1000 + k}"}}', f'{{"orderId": {k}}}', f'{{"order_id": "A{k}", "amou',
+            f'{{"order_id": "A{k % 97}"}}'][k % 4]
     return {"run_id": "r1", "kind": "tool", "round_index": k, "tool_name": "get_order", "args_raw": args, "exec_ok": True,
             **({"error_code": "TIMEOUT"} if k % 10 == 0 else {})}
 

@@ -6,9 +6,11 @@ cost of the guard (docs/guards.md#idempotency-across-processes). The processes s
 backend, a file every refund appends a line to. The keys are split between the processes; at the
 end the lines are counted: effects must equal unique keys, nothing lost and nothing doubled.
 Reported: calls per second over all processes, p50 and p99 of one ``execute``: wall time, as a throughput is, so
-each row prints the 1-minute load average it ran at, and the two stores take turns (SQLite then Redis at one
-process, Redis then SQLite at three) so that neither always runs on the quieter machine. The redis-server started
-here keeps what agentlab requires of one (``appendfsync always``, docs/site.md).
+each row prints the 1-minute load average it ran at, and the order of the stores is swapped between the one-process
+rows and the three-process rows (each row is still one run after the other, not interleaved). Each store runs as
+agentlab configures it: the redis-server started here syncs every write to disk before it answers (``appendfsync
+always``, docs/site.md), the SQLite file does not (WAL, ``synchronous=NORMAL``: a process's crash loses nothing, the
+machine's may lose the last commits), which is most of the difference between them.
 
 Run: python benchmarks/bench_store.py [--calls 2000] [--seconds 60] [--redis redis://host:port/db]
 """
@@ -88,7 +90,9 @@ def start_redis(folder: Path) -> tuple[subprocess.Popen, str]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     # with the durability agentlab requires of a Redis that keeps idempotency claims (docs/site.md): every write on
-    # disk before its reply, as the SQLite side's commits survive a crash; without it Redis did a fifth of the work
+    # disk before its reply (without it Redis did a fifth of the work). Each store runs as agentlab configures it:
+    # the SQLite file's commits (WAL, synchronous=NORMAL) survive a process's crash, not the machine's, and are not
+    # synced to disk one by one; a machine that must survive its own crash runs Redis so
     proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
                              "--appendfsync", "always", "--dir", str(folder)], stdout=subprocess.DEVNULL,
                             start_new_session=True)

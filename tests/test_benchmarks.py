@@ -89,7 +89,7 @@ def test_bench_adapters_measures_each_frameworks_added_cost_per_tool_call():
     pytest.importorskip("pydantic_ai")
     out = bench("benchmarks/bench_adapters.py", "--no-faults", "--rounds", "1", "--runs", "1")
     assert "interleaved rounds" in out and "load average" in out
-    assert_target_rows(out, *(f"adapter {loop}, {tool}, added per tool call"
+    assert_target_rows(out, *(f"adapter {loop}, {tool}, added per tool call (claims in memory)"
                               for loop in ("pydantic-ai run_sync", "openai-agents run_sync", "langgraph invoke",
                                            "langgraph ainvoke") for tool in ("lookup", "refund")))
     assert all(line.split(" | ")[3] == "<= +150 us" for line in out.splitlines() if line.startswith("target |"))
