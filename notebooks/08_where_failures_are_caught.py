@@ -78,9 +78,10 @@ plt.show()
 # table counts the runs above in each class, both loops: from their error codes, and from what a run did that no
 # code says (a refund made twice, a call repeated, a call that ran on arguments the schema refuses). The naive
 # loop leaves almost no codes, so without that second reading its failures would not show at all. A failure the
-# guarded loop recovered from (a resend that worked, a second refund answered from its key) leaves neither a code
-# nor a wrong effect, so it is in no class here; the shares above count those. `eval` and a review of your own logs
-# count the same way.
+# guarded loop caught counts in its class even when the run then ended right: a call refused and asked again leaves
+# its code (the guarded column's schema runs all ended with the right data). One it got past without a code (a
+# resend that worked, a second refund answered from its key) leaves neither a code nor a wrong effect, so it is in
+# no class here; the shares above count those. `eval` and a review of your own logs count the same way.
 
 # %%
 from IPython.display import display

@@ -167,3 +167,11 @@ def test_calls_their_schema_refuses_that_ran_count_as_what_they_did_in_every_rea
     for path, fmt in ((stored / "traces.jsonl", "telemetry"), (stored / "messages.jsonl", "openai")):
         seen = review_logs(path, fmt, tools="data/aftersales_tools.json")["failure_classes"]
         assert {c: seen[c] for c in ("schema", "idempotency", "loops")} == {c: said[c] for c in ("schema", "idempotency", "loops")}, (fmt, seen)
+
+
+def test_a_class_with_no_run_in_it_is_zero_not_a_dash():
+    """eval said a class with no run as "-", the mark its tables use for a figure not measured."""
+    from agentlab.evals.failure_classes import class_counts_text
+    for lang in ("en", "zh"):
+        said = class_counts_text({"schema": 2}, lang)
+        assert "-" not in said and said.count(" 0") == 4, said

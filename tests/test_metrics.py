@@ -237,3 +237,13 @@ def test_a_rate_of_calls_over_runs_that_made_none_is_not_measured_not_zero():
                           ("tool", "retries_per_call")):
         assert math.isnan(lay[layer][metric]), (layer, metric)
     assert math.isnan(summarize(runs)["invalid_call_rate"]) and summarize(runs)["avg_steps"] == 1
+
+
+def test_the_right_tool_rates_definition_is_the_one_it_counts_by():
+    """Notebook 10's layer table defined the right-tool rate by the needed tools alone, beside a figure that counts
+    the tools a case must leave alone too."""
+    from agentlab.evals.metrics import LAYER_DEFINITIONS
+    from agentlab.i18n import label
+    said = LAYER_DEFINITIONS["model"]["right_tool_rate"]
+    assert "leave alone" in said and "either" in said
+    assert "必须避开" in label(said, "zh")

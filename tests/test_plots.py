@@ -121,9 +121,9 @@ def test_table_view_shows_whole_texts_formatted_numbers_and_no_nan():
     assert told * 3 in page                                   # nothing cut with "..."
     for raw in ("0.535714", "2748.089286", "0.058824", "56.0", "nan", "NaN", "None"):
         assert raw not in page, raw
-    for shown in ("54%", "6%", "2,748.09", ">56<", ">-<"):
+    for shown in ("53.6%", "5.9%", "2,748.09", ">56<", ">-<"):  # (to a tenth, as eval says a rate)
         assert shown in page, shown
-    assert ">5%<" in table_view(pd.DataFrame({"share": [0.05]}), percent=["share"]).to_html()
+    assert ">5.0%<" in table_view(pd.DataFrame({"share": [0.05]}), percent=["share"]).to_html()
 
 
 # --- Chinese plots on a machine with no Chinese system font: the font the install brings draws them -------------

@@ -1116,3 +1116,19 @@ def test_a_tool_answer_of_plain_data_says_it_ran_and_a_sentence_does_not():
     assert said_done('{"refund_id": "R7", "amount": 199}') and said_done({"ok": True})
     assert not said_done('{"ok": false, "error": {"code": "RULE_VIOLATION"}}') and not said_done('{"error": "no"}')
     assert not said_done("退款失败：金额超过上限，未执行") and not said_done("{}") and not said_done('{"status": "error"}')
+
+
+def test_what_to_fix_first_is_never_a_guard_that_worked(tmp_path):
+    """The telemetry sample's "fix first" tied NEEDS_APPROVAL, a rule-blocked finding the same report sets apart as
+    a guard working, with the failures to fix."""
+    from agentlab.evals.log_review import review_logs
+    from agentlab.resources import data_file
+    largest = review_logs(data_file("logs_telemetry_sample.jsonl"), "telemetry")["largest"]
+    assert all(k["stage"] != "rule_blocked" for k in largest.get("tied", [largest])), largest
+    # a log whose only findings are guards that worked still names them
+    rows = [{"run_id": "r", "kind": "tool", "round_index": 1, "tool_name": "create_refund", "args_raw": "{}",
+             "exec_ok": False, "error_code": "NEEDS_APPROVAL", "error_category": "fatal", "error_stage": "rule_blocked"},
+            {"run_id": "r", "kind": "end", "round_index": 2, "final_status": "escalated"}]
+    log = tmp_path / "rows.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert review_logs(log, "telemetry")["largest"]["code"] == "NEEDS_APPROVAL"

@@ -195,4 +195,5 @@ def effect_classes(status: str, codes: Iterable[str], outcome: str | None = None
 
 def class_counts_text(counts: Counter | dict[str, int], lang: Lang = "en") -> str:
     """The five classes with their counts, in their usual order ("-" for a class with none)."""
-    return ("、" if lang == "zh" else ", ").join(f"{class_name(c, lang)} {counts.get(c, 0) or '-'}" for c in FAILURE_CLASSES)
+    # a class with no run in it is 0: "-" is what the tables say of a figure not measured
+    return ("、" if lang == "zh" else ", ").join(f"{class_name(c, lang)} {counts.get(c, 0)}" for c in FAILURE_CLASSES)

@@ -630,14 +630,14 @@ def _report(summaries: Iterable[_Summary], settings: Mapping[str, Any] | None) -
             if r.case is not None and len(cases) < CASES:
                 cases.append(r.case)
     largest = None
-    if kind_stage:
-        # a tie goes to the kind whose class the five classes below count most: "fix first" named a kind that won
-        # a six-way tie by its name, beside a class table whose largest class was another
+    # what to fix first is never a guard that worked (rule-blocked), unless nothing else was found
+    fixable = {ks: n for ks, n in kind_stage.items() if ks[2] != "rule_blocked"} or kind_stage
+    if fixable:  # a tie goes to the kind whose class the five classes count most (not to a kind's name)
         def weight(kv: tuple[tuple[str, str, str], int]) -> tuple[int, int]:
             return kv[1], classes.get(CODE_CLASSES.get(kv[0][1], ""), 0)
-        heaviest = max(weight(kv) for kv in kind_stage.items())
+        heaviest = max(weight(kv) for kv in fixable.items())
         # still tied (as many, of as large a class): each is named, none picked by its name
-        tied = sorted(ks for ks, n in kind_stage.items() if weight((ks, n)) == heaviest)
+        tied = sorted(ks for ks, n in fixable.items() if weight((ks, n)) == heaviest)
         (kind, code, stage), n = tied[0], heaviest[0]
         where = next((x["where"] for x in examples if x["kind"] == kind), "")
         largest = {"kind": kind, "code": code, "stage": stage, "count": n, "share": n / max(sum(kinds.values()), 1),

@@ -210,7 +210,7 @@ LAYER_DEFINITIONS = {
         "json_parse_rate": "tool calls whose arguments parsed as a JSON object / all tool calls",
         "schema_valid_rate": "tool calls that passed the schema and business checks / calls that parsed",
         "known_tool_rate": "tool calls naming a tool the registry has (or the case allows) / all tool calls",
-        "right_tool_rate": "runs that called every tool their case needs / runs whose case declares its needed tools",
+        "right_tool_rate": "runs that called every tool their case needs and none it must leave alone / runs whose case declares either",
     },
     "tool": {
         "exec_success_rate": "tool executions that returned a result / executions attempted (valid calls)",

@@ -634,8 +634,8 @@ def table_view(df: Any, *, percent: Collection[str] | None = None, none: str = "
 
     def fmt(column: Any) -> Any:
         values = [v for v in column if isinstance(v, numbers.Real) and not _missing(v) and not isinstance(v, bool)]
-        if column.name in shares:
-            return lambda v: none if _missing(v) else (f"{v:.0%}" if isinstance(v, numbers.Real) and
+        if column.name in shares:  # to a tenth of a percent, as eval and the prose say them (36.5%, not 37%)
+            return lambda v: none if _missing(v) else (f"{v:.1%}" if isinstance(v, numbers.Real) and
                                                        not isinstance(v, bool) else plain(v))
         if values and all(isinstance(v, numbers.Real) and float(v).is_integer() for v in values):
             return lambda v: none if _missing(v) else (f"{v:.0f}" if isinstance(v, numbers.Real) and not
