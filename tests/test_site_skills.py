@@ -80,3 +80,27 @@ def test_a_shipped_skills_summary_is_said_in_the_callers_language_and_its_data_s
         site.close()
     assert weather["summary"] == said and weather["condition"] == "cloudy" and weather["city"] == "Beijing"
     assert sent["summary"] == {"en": "Sent 'Hi' to a@b.com.", "zh": "已把“Hi”发送给 a@b.com。"}[lang]
+
+
+def test_every_shipped_skills_examples_are_calls_and_results_its_schemas_take_in_each_language():
+    """The weather skill's page showed an example result without as_of and summary, which its own output schema
+    requires (the web page's without source, text, chars...), and the Chinese page an English summary."""
+    import json
+    from pathlib import Path
+
+    from agentlab.schema import compile_schema
+    from agentlab.site.skills import SkillMeta
+    shipped = sorted((Path(__file__).resolve().parents[1] / "agentlab" / "site" / "shipped").glob("*/skill.json"))
+    assert len(shipped) >= 3
+    for path in shipped:
+        meta = SkillMeta(**json.loads(path.read_text(encoding="utf-8")))
+        for lang in ("en", "zh"):
+            said = meta.to_dict(lang)
+            ins, outs = compile_schema(said["input_schema"]), compile_schema(said["output_schema"])
+            for example in said["examples"]:
+                assert not ins(example.get("arguments", {})), (path.parent.name, lang)
+                if "result" in example:
+                    assert not outs(example["result"]), (path.parent.name, lang, outs(example["result"]))
+                    # the summary's own words, after the page's title or the city: in the page's language
+                    words = example["result"].get("summary", "").split(":")[-1].split("：")[-1]
+                    assert not words or (lang == "zh") == any("\u4e00" <= ch <= "\u9fff" for ch in words), (path.parent.name, lang, words)

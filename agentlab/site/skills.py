@@ -93,14 +93,16 @@ class SkillMeta:
             "display_name": lambda v: isinstance(v, str), "description": lambda v: isinstance(v, str),
             "notes": lambda v: isinstance(v, list | tuple) and all(isinstance(n, str) for n in v),
             "changelog": lambda v: isinstance(v, Mapping) and all(isinstance(c, str) for c in v.values()),
-            "fields": lambda v: isinstance(v, Mapping) and all(isinstance(d, str) for d in v.values())}
+            "fields": lambda v: isinstance(v, Mapping) and all(isinstance(d, str) for d in v.values()),
+            "examples": lambda v: isinstance(v, list | tuple) and all(isinstance(e, Mapping) for e in v)}
         for lang, said in self.i18n.items():
             if lang not in LANGS or not isinstance(said, Mapping):
                 raise ValueError(f"i18n must map a language ({', '.join(LANGS)}) to its words, got {lang!r}")
             for key, value in said.items():
                 if key not in shapes or not shapes[key](value):
                     raise ValueError(f"i18n.{lang}.{key}: expected one of {sorted(shapes)} with text for its words "
-                                     "(notes a list, changelog {version: change}, fields {field: description})")
+                                     "(notes a list, changelog {version: change}, fields {field: description}, "
+                                     "examples a list of {arguments, result})")
             compile_schema(dict(self.input_schema_in(lang)))
 
     def __repr__(self) -> str:
@@ -150,7 +152,9 @@ class SkillMeta:
                 "idempotency": {"required": self.writes, "fields": list(self.idempotency_fields),
                                 "scope": self.idempotency_scope} if self.writes else None,
                 "fallback_hint": (self.fallback_hint or {}).get(lang) or (self.fallback_hint or {}).get("en"),
-                "examples": [dict(e) for e in self.examples], "notes": self.notes_in(lang),
+                # an example's result in the page's language where the skill gives one (its summary is said so)
+                "examples": [dict(e) for e in self.i18n.get(lang, {}).get("examples") or self.examples],
+                "notes": self.notes_in(lang),
                 "changelog": self.changelog_in(lang)}
 
 
