@@ -22,6 +22,7 @@ Run: python benchmarks/departures.py
 """
 from __future__ import annotations
 
+import functools
 import random
 import sys
 import tempfile
@@ -124,27 +125,30 @@ def paid_read() -> None:
           f"a paid call without a key: HTTP {without.status}")
 
 
+@functools.cache
+def suite_runs() -> list[tuple[str, str, list]]:
+    """(desk, loop, results) of both shipped suites through both loops, run once for the sections that read them."""
+    return [(name, loop, run_suite(cases, loop=loop)) for name, cases in (("after-sales", AFTERSALES), ("bookkeeping", EXPENSE))
+            for loop in ("naive", "guarded")]
+
+
 def health() -> None:
     print("5. tool execution success against task success (scripted models)")
-    for name, cases in (("after-sales", AFTERSALES), ("bookkeeping", EXPENSE)):
-        for loop in ("naive", "guarded"):
-            rs = run_suite(cases, loop=loop)
-            lay = layers([r.run for r in rs])
-            counts = status_counts([r.run for r in rs])
-            print(f"  {name:11s} {loop:7s}: execution success {lay['tool']['exec_success_rate']:.1%}, "
-                  f"task success {sum(r.passed for r in rs) / len(rs):.1%} (a correct hand-over counts) ({counts})")
+    for name, loop, rs in suite_runs():
+        lay = layers([r.run for r in rs])
+        counts = status_counts([r.run for r in rs])
+        print(f"  {name:11s} {loop:7s}: execution success {lay['tool']['exec_success_rate']:.1%}, "
+              f"task success {sum(r.passed for r in rs) / len(rs):.1%} (a correct hand-over counts) ({counts})")
 
 
 def two_ways() -> None:
     print("6. task success and takeover, the workbook's pair and the finished-only pair (scripted models)")
-    for name, cases in (("after-sales", AFTERSALES), ("bookkeeping", EXPENSE)):
-        for loop in ("naive", "guarded"):
-            rs = run_suite(cases, loop=loop)
-            passed = {r.run.run_id: r.passed for r in rs}
-            s = summarize([r.run for r in rs], lambda run, passed=passed: passed[run.run_id])
-            print(f"  {name:11s} {loop:7s}: success {s['task_success_rate']:.1%} the workbook's way, "
-                  f"{s['checked_success_rate']:.1%} finished and checked; takeover {s['takeover_rate']:.1%} "
-                  f"the workbook's way, {s['unfinished_rate']:.1%} anything not finished")
+    for name, loop, rs in suite_runs():
+        passed = {r.run.run_id: r.passed for r in rs}
+        s = summarize([r.run for r in rs], lambda run, passed=passed: passed[run.run_id])
+        print(f"  {name:11s} {loop:7s}: success {s['task_success_rate']:.1%} the workbook's way, "
+              f"{s['checked_success_rate']:.1%} finished and checked; takeover {s['takeover_rate']:.1%} "
+              f"the workbook's way, {s['unfinished_rate']:.1%} anything not finished")
 
 
 if __name__ == "__main__":

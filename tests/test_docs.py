@@ -267,16 +267,22 @@ def test_one_thing_has_one_chinese_word_everywhere_a_reader_meets_it():
     assert not found, "\n".join(found)
 
 
-def test_the_departures_table_quotes_the_invalid_call_rate_the_package_computes(capsys):
-    """docs/sources.md quoted 26.3% and 25.3% invalid calls for the bookkeeping suite, from 1 - schema_valid_rate (the
-    calls that parsed); the package's invalid_call_rate, which notebook 14 shows, read 27.3%. One definition, both
-    languages."""
+def _departures():
+    """benchmarks/departures.py, imported as the script the docs' departures table is measured by."""
     import sys
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
         import departures
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
+    return departures
+
+
+def test_the_departures_table_quotes_the_invalid_call_rate_the_package_computes(capsys):
+    """docs/sources.md quoted 26.3% and 25.3% invalid calls for the bookkeeping suite, from 1 - schema_valid_rate (the
+    calls that parsed); the package's invalid_call_rate, which notebook 14 shows, read 27.3%. One definition, both
+    languages."""
+    departures = _departures()
     departures.cleaning()
     off, on = re.findall(r"invalid calls (\d+\.\d)%", capsys.readouterr().out)
     assert f"invalid calls {off}% off, {on}% on" in (ROOT / "docs" / "sources.md").read_text(encoding="utf-8")
@@ -287,12 +293,7 @@ def test_the_departures_table_quotes_both_ways_of_counting_success_as_measured(c
     """The table quoted the guarded loop's task success as 100% without saying it counted a correct hand-over as a
     success; counted finished-only (finished and checked) it is 63.5%. Both ways, from the benchmark, both
     languages."""
-    import sys
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import departures
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    departures = _departures()
     departures.two_ways()
     rows = re.findall(r"(after-sales|bookkeeping) +(naive|guarded) *: success ([\d.]+)% the workbook's way, ([\d.]+)% "
                       r"finished and checked; takeover ([\d.]+)% the workbook's way, ([\d.]+)%", capsys.readouterr().out)

@@ -14,16 +14,15 @@ ending (a loop that hit the step budget) and, given the tools, every call the sc
 """
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from ..guards import GuardConfig
 from ..i18n import Lang, t
-from ..jsonutil import canonical
 from ..runs import Run
 from ..trace import Event
+from .log_tools import signature
 
 __all__ = ["CODE_CLASSES", "FAILURE_CLASSES", "FAULT_CLASSES", "REPEAT_LIMIT", "by_failure_class", "class_counts_text",
            "class_name", "class_table", "effect_classes", "run_classes", "runs_by_class", "schema_refused"]
@@ -128,8 +127,8 @@ def run_classes(run: Run, outcome: str | None = None, failures: Iterable[Any] = 
             continue
         if registry is not None and schema_refused(registry, e):
             found["schema"] += 1
-        if not e.replayed:
-            calls[(e.tool_name, _canonical(e.args_raw))] += 1
+        if not e.replayed:  # the repeat's key a log review uses (arguments that do not parse: their text)
+            calls[signature(e.tool_name, e.args_raw or "") or f"{e.tool_name}:{e.args_raw}"] += 1
     codes = {c for e in run.events if (c := e.error_code)}
     if calls and max(calls.values()) >= REPEAT_LIMIT and not codes & {"LOOP_DETECTED", "BUDGET_EXHAUSTED"} \
             and run.status != "budget_exhausted":  # (the budget's own ending is counted below)
@@ -147,15 +146,6 @@ def schema_refused(registry: Any, e: Event) -> bool:
         return False
     checked = registry.check(e.tool_name or "", e.args_raw or "", rules=False)
     return checked.error is not None and CODE_CLASSES.get(checked.error.code) == "schema"
-
-
-def _canonical(raw: str | None) -> str:
-    """A call's arguments as the repeat count compares them (key order and spacing aside); text that is not JSON
-    as it stands."""
-    try:
-        return canonical(json.loads(raw or ""))
-    except (ValueError, RecursionError):
-        return raw or ""
 
 
 def runs_by_class(per_run: Iterable[Mapping[str, int]], into: dict[str, int] | None = None) -> dict[str, int]:
