@@ -116,7 +116,8 @@ def protocol_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
             waiting = []
         answerable = set()
         if role == "assistant":
-            ids = [str(c.get("id")) for c in m.get("tool_calls") or () if isinstance(c, Mapping)]
+            # (a dict asked first: Mapping is an ABC, slow to ask, and a log's calls are dicts)
+            ids = [str(c.get("id")) for c in m.get("tool_calls") or () if type(c) is dict or isinstance(c, Mapping)]
             waiting, answerable = list(ids), set(ids)
         elif role not in ("system", "user", "developer"):
             problems.append(ProtocolProblem("protocol.role", i=i + 1, role=repr(role)))

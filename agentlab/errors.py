@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from .i18n import Lang, Listed, LocalizedError, joined, said, t
 from .jsonutil import escape_surrogates
+from .records import quick
 
 # Redaction is its own module; its public names are re-exported here, where every caller has always found them.
 from .redaction import (
@@ -88,6 +89,7 @@ CODES: dict[str, tuple[Category, Stage]] = {
 }
 
 
+@quick  # one per thing wrong with every refused call: its nine fields set in one step
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with the arguments, language-neutral until rendered.
@@ -212,11 +214,14 @@ def make_error(code: str, /, *, problems: tuple[Problem, ...] | list[Problem] = 
         category, default_stage = CODES[code]
     except (KeyError, TypeError):  # a tool's author named a code there is none of: said, with the codes there are
         raise UnknownCode("errors.unknown_code", code=code, codes=Listed(CODES)) from None
-    return ToolError(
-        code=code, category=category, stage=stage or default_stage,
-        retryable=category != "fatal", problems=tuple(problems), fields=fields,
-        message=_lang_map(message), hint=_lang_map(hint), retry_after=retry_seconds(retry_after), extra=extra,
-    )
+    # ToolError(code=..., ...) written out: the frozen dataclass's __init__ sets its ten fields one call at a time, then
+    # its __post_init__ coerces retry_after, done here already (every refused call of every loop makes one of these)
+    error = object.__new__(ToolError)
+    error.__dict__.update({
+        "code": code, "category": category, "stage": stage or default_stage, "retryable": category != "fatal",
+        "problems": tuple(problems), "fields": fields, "message": _lang_map(message), "hint": _lang_map(hint),
+        "retry_after": retry_seconds(retry_after), "extra": extra})
+    return error
 
 
 MAX_RETRY_AFTER = 86_400.0  # a day: a longer wait is no instruction anyone will follow

@@ -19,8 +19,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .i18n import Lang
 
-__all__ = ["FULL_WIDTH", "MAX_DEPTH", "MAX_DIGITS", "JsonReason", "ParseFailure", "canonical", "depth", "escape_surrogates",
-           "finite", "json_eq", "lone_surrogates", "normalize", "parse_strict"]
+__all__ = ["CUT_OFF", "FULL_WIDTH", "MAX_DEPTH", "MAX_DIGITS", "UNREAD", "JsonReason", "ParseFailure", "canonical", "depth",
+           "escape_surrogates", "finite", "json_eq", "lone_surrogates", "normalize", "parse_strict", "quick_loads"]
+
+try:  # a core dependency; on a platform without its wheel, json's own decoder and encoder do everything
+    from orjson import OPT_SORT_KEYS as _SORTED
+    from orjson import JSONDecodeError as _QuickError
+    from orjson import JSONEncodeError as _QuickEncodeError
+    from orjson import dumps as _quick_dumps
+    from orjson import loads as _quick
+except ImportError:  # pragma: no cover
+    _quick = _quick_dumps = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -202,6 +211,40 @@ def depth(value: Any, *, stop: int | None = None) -> int:
     return deepest
 
 
+#: what :func:`quick_loads` returns for a text it leaves to the caller's own decoder
+UNREAD: Any = object()
+#: what :func:`quick_loads` returns, when asked, for a text that ends before its JSON value does
+CUT_OFF: Any = object()
+
+# digits to "0", commas and brackets to ":", white space and minus signs dropped: a number with an integer part of 19
+# digits or more (orjson reads one past 64 bits as a float, where json reads it exactly) then shows as ":" and nineteen
+# zeros, or as nineteen zeros at the start. Digits inside a text (a timestamp in nanoseconds) show the same way only
+# after a colon, comma or bracket: such a text is read the careful way, as it would be anyway
+_NUMBERS = bytes.maketrans(b"123456789,[", b"000000000::")
+_LONG = b"0" * 19
+_LONG_AFTER = b":" + _LONG
+
+
+def quick_loads(text: str, *, cut_off: bool = False) -> Any:
+    """``text`` as ``json.loads`` reads it, read by orjson (four to five times faster on a log's line), or
+    :data:`UNREAD` where the two might differ: JSON orjson refuses (NaN, Infinity, a lone surrogate's escape, a number
+    past a float, any error: the caller's decoder reads it, or says why not, its own way) and a number of 19 digits or
+    more. Equal, key order included, on everything else: a test holds the two alike on fuzzed texts.
+
+    ``cut_off``: a text that ends before its JSON value does (arguments a model's reply broke off in, common in a
+    log) is :data:`CUT_OFF`, for a caller that only needs to know it does not parse: no decoder reads that."""
+    if _quick is None:
+        return UNREAD
+    try:
+        value = _quick(text)
+    except _QuickError as exc:
+        return CUT_OFF if cut_off and exc.msg == "unexpected end of data" else UNREAD
+    numbers = text.encode("utf-8", "surrogatepass").translate(_NUMBERS, b" \t\n\r-")
+    if _LONG_AFTER in numbers or numbers.startswith(_LONG):
+        return UNREAD
+    return value
+
+
 def parse_strict(raw: str, *, max_depth: int | None = None) -> tuple[Any, ParseFailure | None]:
     """Parse ``raw``; return ``(value, None)`` or ``(None, failure)``. Never raises.
 
@@ -209,8 +252,10 @@ def parse_strict(raw: str, *, max_depth: int | None = None) -> tuple[Any, ParseF
     JSON (a tool's own result) is read at any depth the decoder can take."""
     if not isinstance(raw, str):
         return None, ParseFailure(f"arguments must be a string, got {type(raw).__name__}", 1, 1, 0, "")
+    value = quick_loads(raw)  # the usual arguments; what it leaves is read (and refused) below, by the strict rules
     try:
-        value = _decoder.decode(raw)
+        if value is UNREAD:
+            value = _decoder.decode(raw)
     except json.JSONDecodeError as exc:
         msg = exc.msg
         if msg.startswith("Expecting property name enclosed in double quotes") and "'" in raw:
@@ -279,6 +324,13 @@ def canonical(value: Any) -> str:
         kinds = set(map(type, value.values()))
         # the usual arguments, one object of plain values: nothing for normalize to change, unless a float is whole
         # (2.0 is written 2); its walk (a call per value) was most of this function's cost
+        if kinds <= _AS_IS and _quick_dumps is not None:
+            # texts, integers, true, false and null: orjson writes them as this encoder does, byte for byte (a test
+            # holds the two alike on random objects, every character class in their texts), in a ninth of the time
+            try:
+                return _quick_dumps(value, option=_SORTED).decode()
+            except _QuickEncodeError:  # an integer past 64 bits, a lone surrogate: written below
+                pass
         if kinds <= _AS_IS or (kinds <= _AS_IS | {float} and not any(
                 [v.is_integer() for v in value.values() if type(v) is float])):
             return "".join(_FLAT(value, 0)) if _FLAT is not None else _CANONICAL(value)

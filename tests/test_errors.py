@@ -152,3 +152,23 @@ def test_a_result_past_the_limit_reaches_the_model_cut_and_said_so(lang):
         assert f"{RESULT_LIMIT:,}" in body["note"]
     small = render(None, lang, data={"rows": [1, 2]})
     assert json.loads(small) == {"ok": True, "data": {"rows": [1, 2]}}
+
+
+def test_an_error_made_quickly_is_the_record_its_dataclass_makes():
+    """make_error fills the ToolError in one step (its frozen __init__ set ten fields one at a time, then coerced the
+    wait): equal, hashed and printed as the dataclass's own, the wait coerced the same way, and still frozen."""
+    import dataclasses
+
+    from agentlab.errors import CODES, Problem, ToolError, make_error
+    for code, retry_after, extra in (("INVALID_ARGS", None, None), ("RATE_LIMITED", "5", {"a": 1}),
+                                     ("TIMEOUT", float("nan"), None), ("UNAVAILABLE", 10**9, None)):
+        problems = (Problem("a", "missing"), Problem("b", "unknown_field", suggestion="a"))
+        quick = make_error(code, problems=list(problems), retry_after=retry_after, extra=extra, hint="do x", seconds=5)
+        category, stage = CODES[code]
+        slow = ToolError(code=code, category=category, stage=stage, retryable=category != "fatal", problems=problems,
+                         fields={"seconds": 5}, message=None, hint={"en": "do x"}, retry_after=retry_after, extra=extra)
+        assert quick == slow and repr(quick) == repr(slow) and quick.retry_after == slow.retry_after
+        assert quick.to_dict("zh") == slow.to_dict("zh") and render(quick) == render(slow)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            quick.code = "X"  # type: ignore[misc]
+    assert Problem("a", "missing") == Problem(field="a", reason="missing", expected=None)

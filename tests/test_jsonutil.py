@@ -175,3 +175,93 @@ def test_the_canonical_text_of_a_flat_object_is_the_encoders_own_on_random_objec
     for _ in range(5000):
         d = {rng.choice(["a", "b", "中", "z9", "\"q", "k\n", ""]): rng.choice(values) for _ in range(rng.randint(0, 5))}
         assert canonical(d) == json.dumps(d, sort_keys=True, ensure_ascii=False, separators=(",", ":")), d
+
+
+def _mutated(rng, seeds, alphabet) -> str:
+    s = list(rng.choice(seeds))
+    for _ in range(rng.randint(1, 3)):
+        at = rng.randrange(len(s) + 1)
+        roll = rng.random()
+        if roll < 0.4:
+            s.insert(at, rng.choice(alphabet))
+        elif roll < 0.7 and s:
+            s.pop(min(at, len(s) - 1))
+        elif s:
+            s[min(at, len(s) - 1)] = rng.choice(alphabet)
+    return "".join(s)
+
+
+def test_a_text_read_quickly_is_the_text_json_reads_on_fuzzed_texts():
+    """quick_loads (orjson) gives what json.loads gives, key order and number types included, or leaves the text to
+    the caller's decoder: on texts with every kind of break, escape, constant and number in them."""
+    import json
+    import random
+
+    from agentlab.jsonutil import UNREAD, quick_loads
+    rng = random.Random(11)
+    seeds = ['{"a": 1, "b": [1, 2.5, "x"], "c": {"d": null, "e": true}}', '{"order_id": "A1", "amount": 10.5}',
+             '[1,2,3]', '"\\u00e9"', '{"k": "v\\n\\t"}', '{"n": -0.0e0}', '\ufeff{"a":1}', '{"a":1, "a": 2}',
+             '{"a":"\\ud83d\\ude00x"}', '{"t": "1733540000000000000", "n": 9223372036854775807}',
+             '{"n": 18446744073709551616}', '[-9223372036854775809]', '{"x": 1e308}', '12345678901234567890']
+    alphabet = '{}[]":,. -+eE0123456789abcdefnultrsNIxy\\u\t\n\r\x00\x7f\ufeff\u2028é中\ud800'
+    read = 0
+    for _ in range(40_000):
+        text = _mutated(rng, seeds, alphabet)
+        got = quick_loads(text)
+        if got is UNREAD:
+            continue
+        read += 1
+        want = json.loads(text)  # raises when orjson took a text json refuses
+        assert repr(got) == repr(want) and json.dumps(got) == json.dumps(want), text
+    assert read > 4_000  # the quick way is taken, not left every time
+
+
+@pytest.mark.parametrize("text", ['{"a": 18446744073709551616}', '[-9223372036854775809]', '12345678901234567890',
+                                  '{"a": [1,\n 123456789012345678901]}', '{"a": NaN}', '{"a": Infinity}',
+                                  '{"a": "\\ud800"}', '{"a": 1e400}', '\ufeff{"a": 1}', '{"a": 1', ''])
+def test_what_orjson_would_read_otherwise_or_refuse_is_left_to_the_callers_decoder(text):
+    from agentlab.jsonutil import UNREAD, quick_loads
+    assert quick_loads(text) is UNREAD
+
+
+def test_a_text_that_breaks_off_is_told_apart_only_when_asked():
+    from agentlab.jsonutil import CUT_OFF, UNREAD, quick_loads
+    assert quick_loads('{"order_id": "A2", "amou', cut_off=True) is CUT_OFF
+    assert quick_loads('{"order_id": "A2", "amou') is UNREAD
+    assert quick_loads('{"a": NaN}', cut_off=True) is UNREAD  # json reads it: never told apart as broken
+    assert quick_loads('{"t": "1733540000000000000"}') == {"t": "1733540000000000000"}  # digits in a text: quick
+
+
+def test_arguments_read_quickly_are_refused_and_accepted_as_the_strict_reader_does():
+    from agentlab import jsonutil
+    for raw in ('{"a": 1}', '{"a": 12345678901234567890}', '{"a": NaN}', '{"a": 1e400}', '{"a": 1', '[1]',
+                '{"a": "\\ud800"}', '{"a": ' + "9" * 70 + "}", '{"a": [[[[1]]]]}'):
+        quick = jsonutil.parse_strict(raw, max_depth=3)
+        slow = jsonutil.quick_loads
+        try:
+            jsonutil.quick_loads = lambda text, cut_off=False: jsonutil.UNREAD  # the strict reader alone
+            want = jsonutil.parse_strict(raw, max_depth=3)
+        finally:
+            jsonutil.quick_loads = slow
+        assert repr(quick) == repr(want), raw
+
+
+def test_the_canonical_text_of_plain_values_is_the_encoders_own_on_random_texts_and_numbers():
+    """canonical() has orjson write an object of texts, integers, true, false and null: byte for byte json.dumps's
+    text with canonical's options, on texts of every character class (controls, quotes, line separators, a byte-order
+    mark, emoji, a lone surrogate) and integers to past 64 bits."""
+    import json
+    import random
+
+    from agentlab.jsonutil import canonical
+    rng = random.Random(3)
+    chars = [chr(i) for i in range(0x250)] + ["\u2028", "\u2029", "中", "😀", "\ufeff", "\ud800", "\udfff"]
+    for _ in range(20_000):
+        d = {}
+        for _ in range(rng.randint(0, 5)):
+            key = "".join(rng.choice(chars) for _ in range(rng.randint(0, 6)))
+            roll = rng.random()
+            d[key] = ("".join(rng.choice(chars) for _ in range(rng.randint(0, 8))) if roll < 0.5
+                      else rng.randint(-2**70, 2**70) if roll < 0.6 else rng.randint(-2**63, 2**64 - 1) if roll < 0.8
+                      else rng.choice([True, False, None]))
+        assert canonical(d) == json.dumps(d, sort_keys=True, ensure_ascii=False, separators=(",", ":")), d

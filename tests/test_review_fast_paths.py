@@ -48,6 +48,18 @@ def _lines() -> list[str]:
         f'{{"messages": {msgs}, "tools": {small}', f'{{"messages": {msgs}, "tools": {small}}} {{}}',
         '{"a": "\x01"}', '{"a": "unterminated}', '{' + '"a": ' * 3 + '1}', '{"a": [' + '[' * 5000 + ']' * 5000 + ']}',
         '\ufeff{"a": 1}', '{"a": 1}\r', '{"a": -0.0, "b": 1e400, "c": Infinity}',
+        # the known list's text where the top-level tools is not: in a message before it, or as a message's "tools"
+        f'{{"messages": [{{"role": "user", "content": "x", "tools": {small}}}], "tools": {tools}}}',
+        f'{{"messages": [{{"role": "user", "content": "x", "tools": {small}}}], "tools": [{small}]}}',
+        f'{{"messages": [{{"role": "user", "tools": {small}}}]}}',
+        f'{{"messages": {msgs}, "tools": [{small}, 1]}}',  # the list only the start of another
+        f'{{"messages": {msgs}, "tools": {small}, "n": "\\u0001tools\\u0001"}}',  # the hole's own text, as a log's
+        f'{{"messages": {msgs}, "tools": {small}, "n": "\u0001tools\u0001"}}',
+        f'{{"messages": [{{"role": "user", "tools": {small}}}], "tools": "\\u0001tools\\u0001"}}',
+        f'{{"messages": {msgs}, "tools": {small}, "n": 123456789012345678901234567890}}',  # past 64 bits: exact
+        f'{{"messages": {msgs}, "tools": {small}, "t": "1733540000000000000", "n": -0}}',
+        f'{{"messages": {msgs}, "tools": {small}, "x": "\\ud800"}}',  # a lone surrogate's escape
+        f'{{"request": {{"messages": {msgs}, "tools": {small}}}, "tools": 0}}',
     ]
 
 

@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..jsonutil import JsonReason, canonical
+from ..jsonutil import CUT_OFF, UNREAD, JsonReason, canonical, quick_loads
 from ..resources import read_text
 from ..schema import SchemaError
 from ..tools import Registry, guess_write
@@ -174,7 +174,10 @@ def plain_args(raw: str | Mapping) -> str | None:
 @lru_cache(maxsize=4096)
 def _canonical_args(raw: str) -> str | None:
     try:
-        return canonical(json.loads(raw or "{}"))
+        value = quick_loads(raw or "{}", cut_off=True)
+        if value is CUT_OFF:  # (a call a model's reply broke off in: refused by json.loads too, at twice the cost)
+            return None
+        return canonical(value if value is not UNREAD else json.loads(raw or "{}"))
     except (ValueError, RecursionError):  # (nested past the parser's depth: read as arguments that do not parse)
         return None
 

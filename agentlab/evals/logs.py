@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Literal, cast, get_type_hints
 
 from ..i18n import Listed, LocalizedError, os_reason
-from ..jsonutil import JsonReason
+from ..jsonutil import UNREAD, JsonReason, quick_loads
 from ..trace import Event
 from . import exchanges
 from .exchanges import assembled, is_chunk, prefix_keys, unindex, went_on
@@ -127,7 +127,9 @@ def _lines(source: str, *, progress: bool, unread: Unread) -> Iterator[tuple[int
     if Path(source).is_dir():
         raise LogError("input.is_dir", **where)
     try:
-        f = open(source, "rb")
+        # read 64 KB at a time: at the default 8 KB, a chat log's lines of a few kilobytes cost a system call every few
+        # lines, most of what reading a line took
+        f = open(source, "rb", buffering=1 << 16)
         # a rotated log is often gzipped: read as the text it holds (two bytes say so, whatever its name)
         zipped = f.read(2) == b"\x1f\x8b"
         f.seek(0)
@@ -221,6 +223,9 @@ _STRING: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  
 _WS = cast(Callable[[str, int], "re.Match[str]"], re.compile(r"[ \t\n\r]*").match)
 _SPACE = frozenset(" \t\n\r")
 _SHARED_TOOLS = 8  # the texts of tools lists kept, newest first
+# a JSON string no log writes, and what it reads as: where a known tools list's text was cut out of a line (a text that
+# holds it is read the long way); only this very text reads as it (its escapes are digits: no other spelling)
+_HOLE, _HELD = '"\\u0001tools\\u0001"', "\x01tools\x01"
 
 
 def _skip(s: str, i: int) -> int:
@@ -241,11 +246,50 @@ class _Tools:
     def object(self, text: str) -> dict | None:
         """``text`` decoded as :data:`_DECODE` decodes it, or None for anything that is not a plain object of
         members (a line the full decoder must read, or refuse with its own message)."""
+        d = self._cut(text)
+        if d is not None:
+            return d
         try:
             d, end = self._members(text, _WS(text, 0).end(), True)
         except (StopIteration, ValueError, RecursionError):
             return None
         return d if d is not None and _WS(text, end).end() == len(text) else None
+
+    def _cut(self, s: str) -> dict | None:
+        """``s`` read by :func:`~agentlab.jsonutil.quick_loads` with a known list's text cut out where a ``"tools"``
+        key's value is that text (held by a string no log writes) and the list put back, the same object, when that
+        place is the top-level ``tools`` or ``request.tools``; None for anything else (read member by member)."""
+        if _HOLE in s:  # (the log wrote the hole's own text: a hole found could be the log's)
+            return None
+        at = s.find('"tools"')  # (a search for the whole list prepared its kilobytes each time: half the read)
+        while at >= 0:
+            i = at + 7
+            if s[i:i + 1] in _SPACE:
+                i = _skip(s, i)
+            if s[i:i + 1] == ":":
+                i += 1
+                if s[i:i + 1] in _SPACE:
+                    i = _skip(s, i)
+                for k, (known, tools) in enumerate(self.texts):
+                    if s.startswith(known, i):
+                        return self._cut_at(s, i, k, known, tools)
+            at = s.find('"tools"', at + 7)
+        return None
+
+    def _cut_at(self, s: str, i: int, k: int, known: str, tools: list) -> dict | None:
+        d = quick_loads(s[:i] + _HOLE + s[i + len(known):])
+        if type(d) is not dict:  # (UNREAD too)
+            return None
+        if d.get("tools") == _HELD:
+            d["tools"] = tools
+        else:
+            request = d.get("request")
+            if type(request) is not dict or request.get("tools") != _HELD:
+                return None  # a "tools" of a message's, a list that is only the start of one: read the long way
+            request["tools"] = tools
+        if k:
+            self.texts.insert(0, self.texts.pop(k))
+        return d
 
     def _members(self, s: str, i: int, top: bool) -> tuple[dict | None, int]:
         # the object's members one at a time, each value decoded by the C scanner, as json's own object parser
@@ -335,7 +379,9 @@ def _object(source: str, n: int, text: str, shared: _Tools | None = None) -> dic
             return d
     try:  # a line cut off inside a text: "unterminated", not "control character"
         # (a line opening with a byte-order mark goes through json.loads, whose message says what it is)
-        d = (_DECODE if text[:1] != "\ufeff" else json.loads)(text.rstrip("\r\n"))
+        d = quick_loads(text)  # (what it leaves, as a byte-order mark, is read, or refused, below)
+        if d is UNREAD:
+            d = (_DECODE if text[:1] != "\ufeff" else json.loads)(text.rstrip("\r\n"))
     except ValueError as exc:
         if n == 1 and _csv_header(text.strip("\ufeff\r\n")):  # a spreadsheet's export: said as one
             raise LogError("logs.looks_csv", path=source) from None
