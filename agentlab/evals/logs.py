@@ -259,37 +259,25 @@ class _Tools:
         """``s`` read by :func:`~agentlab.jsonutil.quick_loads` with a known list's text cut out where a ``"tools"``
         key's value is that text (held by a string no log writes) and the list put back, the same object, when that
         place is the top-level ``tools`` or ``request.tools``; None for anything else (read member by member)."""
-        if _HOLE in s:  # (the log wrote the hole's own text: a hole found could be the log's)
-            return None
-        at = s.find('"tools"')  # (a search for the whole list prepared its kilobytes each time: half the read)
+        at = -1 if _HOLE in s else s.find('"tools"')  # (not the list's text: a search prepared its kilobytes each time)
         while at >= 0:
             i = at + 7
-            if s[i:i + 1] in _SPACE:
-                i = _skip(s, i)
+            i = _skip(s, i) if s[i:i + 1] in _SPACE else i
             if s[i:i + 1] == ":":
-                i += 1
-                if s[i:i + 1] in _SPACE:
-                    i = _skip(s, i)
+                i = _skip(s, i + 1) if s[i + 1:i + 2] in _SPACE else i + 1
                 for k, (known, tools) in enumerate(self.texts):
                     if s.startswith(known, i):
-                        return self._cut_at(s, i, k, known, tools)
+                        d = quick_loads(s[:i] + _HOLE + s[i + len(known):])
+                        held = d if type(d) is dict and d.get("tools") == _HELD else d.get("request") \
+                            if type(d) is dict else None  # (UNREAD: no dict)
+                        if type(held) is not dict or held.get("tools") != _HELD:
+                            return None  # a "tools" of a message's, a list only the start of one: the long way
+                        held["tools"] = tools
+                        if k:
+                            self.texts.insert(0, self.texts.pop(k))
+                        return d
             at = s.find('"tools"', at + 7)
         return None
-
-    def _cut_at(self, s: str, i: int, k: int, known: str, tools: list) -> dict | None:
-        d = quick_loads(s[:i] + _HOLE + s[i + len(known):])
-        if type(d) is not dict:  # (UNREAD too)
-            return None
-        if d.get("tools") == _HELD:
-            d["tools"] = tools
-        else:
-            request = d.get("request")
-            if type(request) is not dict or request.get("tools") != _HELD:
-                return None  # a "tools" of a message's, a list that is only the start of one: read the long way
-            request["tools"] = tools
-        if k:
-            self.texts.insert(0, self.texts.pop(k))
-        return d
 
     def _members(self, s: str, i: int, top: bool) -> tuple[dict | None, int]:
         # the object's members one at a time, each value decoded by the C scanner, as json's own object parser
