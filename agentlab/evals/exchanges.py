@@ -7,6 +7,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..jsonutil import UNREAD, quick_loads
+
 __all__ = ["OPEN_EXCHANGES", "answered", "assembled", "continues", "is_chunk", "prefix_keys", "said_done", "told_code", "unindex",
            "went_on"]
 
@@ -116,6 +118,12 @@ def continues(before: tuple[dict, ...], after: tuple[dict, ...]) -> bool:
 _FAILED_TEXT = ("error", "an error occurred while running the tool")
 
 
+def _loads(text: str) -> Any:
+    """``json.loads(text)``, read by orjson where the two agree (an answer is read on every call a review checks)."""
+    value = quick_loads(text)
+    return json.loads(text) if value is UNREAD else value
+
+
 def _failed_text(text: str) -> bool:
     return text.lstrip().lower().startswith(_FAILED_TEXT)
 
@@ -127,7 +135,7 @@ def said_done(content: Any) -> bool:
     any text not opening with "error" as done (a refusal written as a sentence, 退款失败：金额超过上限，未执行, is text too)."""
     if isinstance(content, str):
         try:
-            content = json.loads(content)
+            content = _loads(content)
         except (ValueError, RecursionError):
             return False
     return isinstance(content, dict) and (content.get("ok") is True or content.get("success") is True
@@ -142,7 +150,7 @@ def told_code(content: Any, codes: Any) -> str | None:
         if '"code"' not in content:  # (most answers: never parsed)
             return None
         try:
-            content = json.loads(content)
+            content = _loads(content)
         except (ValueError, RecursionError):
             return None
     error = content.get("error") if isinstance(content, dict) else None
@@ -167,7 +175,7 @@ def answered(content: Any) -> bool:
 def _text_ran(text: str) -> bool:
     """:func:`answered` of a text, parsed every time (its fast path's reference)."""
     try:
-        value = json.loads(text)
+        value = _loads(text)
     except (ValueError, RecursionError):
         return not _failed_text(text)
     return not _failed_text(value) if isinstance(value, str) else _value_ran(value)  # a JSON string: its text
