@@ -222,6 +222,11 @@ CUT_OFF: Any = object()
 # after a colon, comma or bracket: such a text is read the careful way, as it would be anyway
 _NUMBERS = bytes.maketrans(b"123456789,[", b"000000000::")
 _LONG = b"0" * 19
+# more brackets than this, and the text might nest deeper than json reads where it is called (its limit is what is
+# left of the interpreter's recursion limit, a thousand less the caller's own frames), where orjson reads to 1024:
+# such a text is left to json, which reads or refuses it as it always did. Valid JSON nests at most half its length
+# deep, so a text of up to twice this length is not counted (a log's line, a call's arguments: most texts)
+_NESTED = 400
 _LONG_AFTER = b":" + _LONG
 
 
@@ -233,7 +238,7 @@ def quick_loads(text: str, *, cut_off: bool = False) -> Any:
 
     ``cut_off``: a text that ends before its JSON value does (arguments a model's reply broke off in, common in a
     log) is :data:`CUT_OFF`, for a caller that only needs to know it does not parse: no decoder reads that."""
-    if _quick is None:
+    if _quick is None or (len(text) > 2 * _NESTED and text.count("[") + text.count("{") > _NESTED):  # see _NESTED
         return UNREAD
     try:
         value = _quick(text)

@@ -218,7 +218,8 @@ def test_a_text_read_quickly_is_the_text_json_reads_on_fuzzed_texts():
 
 @pytest.mark.parametrize("text", ['{"a": 18446744073709551616}', '[-9223372036854775809]', '12345678901234567890',
                                   '{"a": [1,\n 123456789012345678901]}', '{"a": NaN}', '{"a": Infinity}',
-                                  '{"a": "\\ud800"}', '{"a": 1e400}', '\ufeff{"a": 1}', '{"a": 1', ''])
+                                  '{"a": "\\ud800"}', '{"a": 1e400}', '\ufeff{"a": 1}', '{"a": 1', '',
+                                  '[' * 1000 + ']' * 1000, '{"a": ' + '[' * 990 + ']' * 990 + '}'])
 def test_what_orjson_would_read_otherwise_or_refuse_is_left_to_the_callers_decoder(text):
     from agentlab.jsonutil import UNREAD, quick_loads
     assert quick_loads(text) is UNREAD
@@ -235,7 +236,8 @@ def test_a_text_that_breaks_off_is_told_apart_only_when_asked():
 def test_arguments_read_quickly_are_refused_and_accepted_as_the_strict_reader_does():
     from agentlab import jsonutil
     for raw in ('{"a": 1}', '{"a": 12345678901234567890}', '{"a": NaN}', '{"a": 1e400}', '{"a": 1', '[1]',
-                '{"a": "\\ud800"}', '{"a": ' + "9" * 70 + "}", '{"a": [[[[1]]]]}'):
+                '{"a": "\\ud800"}', '{"a": ' + "9" * 70 + "}", '{"a": [[[[1]]]]}', '[' * 1000 + ']' * 1000,
+                '{"a": ' + '{"b": ' * 995 + '1' + '}' * 996):
         quick = jsonutil.parse_strict(raw, max_depth=3)
         slow = jsonutil.quick_loads
         try:

@@ -56,6 +56,11 @@ def _lines() -> list[str]:
         f'{{"messages": {msgs}, "tools": {small}, "n": "\\u0001tools\\u0001"}}',  # the hole's own text, as a log's
         f'{{"messages": {msgs}, "tools": {small}, "n": "\u0001tools\u0001"}}',
         f'{{"messages": [{{"role": "user", "tools": {small}}}], "tools": "\\u0001tools\\u0001"}}',
+        # the hole's string spelt another way (a letter escaped): it reads as the hole all the same
+        f'{{"messages": [{{"role": "user", "tools": {small}}}], "tools": "\\u0001\\u0074ools\\u0001"}}',
+        f'{{"tools": {small}, "messages": {msgs}, "tools": "\\u0001tool\\u0073\\u0001"}}',
+        f'{{"request": {{"messages": [{{"role": "user", "tools": {small}}}], "tools": "\\u0001\\u0074ools\\u0001"}}}}',
+        f'{{"messages": {msgs}, "tools": {small}, "deep": ' + '[' * 1000 + ']' * 1000 + '}',  # past json's depth
         f'{{"messages": {msgs}, "tools": {small}, "n": 123456789012345678901234567890}}',  # past 64 bits: exact
         f'{{"messages": {msgs}, "tools": {small}, "t": "1733540000000000000", "n": -0}}',
         f'{{"messages": {msgs}, "tools": {small}, "x": "\\ud800"}}',  # a lone surrogate's escape

@@ -357,3 +357,32 @@ def test_the_flusher_says_in_both_languages_when_lines_cannot_be_written(tmp_pat
         time.sleep(0.02)
         said += capfd.readouterr().err
     assert "could not be written" in said and "没能写进" in said and "Traceback" not in said
+
+
+def test_a_line_orjson_would_write_its_own_way_is_written_as_json_writes_it(tmp_path):
+    """A log line is written by orjson (faster) only where orjson writes the same JSON value json does: a float
+    subclass (numpy's float64 is one), an Enum, a key that is not text (two NaN keys, which orjson wrote as one
+    "null"), a date go json's way, as they always did. NaN as a value is null (JSON has no NaN)."""
+    import datetime
+    import enum
+
+    from agentlab.site import logs as site_logs
+
+    class Score(float):
+        pass
+
+    class Color(enum.Enum):
+        RED = 1
+
+    odd = {"score": Score(0.25), "nested": {"s": Score(0.75)}, "color": Color.RED, "keys": {float("nan"): 4, float("inf"): 5},
+           "small": {1e-7: 3}, "day": datetime.date(2024, 1, 2), "plain": {"a": [1, 2.5, None, True]}}
+    logs = SiteLogs(tmp_path, flush_seconds=0)
+    logs.write("call", request_id="r", session_id=None, key_id="k", **odd)
+    got = json.loads((tmp_path / "call.jsonl").read_text(encoding="utf-8").splitlines()[-1])
+    want = json.loads(site_logs._ENCODER.encode({k: site_logs._clean(v, 1) for k, v in odd.items()}))
+    assert want["day"] == "2024-01-02"
+    assert {k: got[k] for k in odd} == want
+    assert got["score"] == 0.25 and got["color"] == "Color.RED" and len(got["keys"]) == 2
+    logs.write("call", request_id="r2", session_id=None, key_id="k", latency_ms=float("nan"), result={"a": 1})
+    line = (tmp_path / "call.jsonl").read_text(encoding="utf-8").splitlines()[-1]
+    assert json.loads(line)["latency_ms"] is None and "NaN" not in line  # a plain line: orjson's, strict JSON

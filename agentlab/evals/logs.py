@@ -223,8 +223,8 @@ _STRING: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  
 _WS = cast(Callable[[str, int], "re.Match[str]"], re.compile(r"[ \t\n\r]*").match)
 _SPACE = frozenset(" \t\n\r")
 _SHARED_TOOLS = 8  # the texts of tools lists kept, newest first
-# a JSON string no log writes, and what it reads as: where a known tools list's text was cut out of a line (a text that
-# holds it is read the long way); only this very text reads as it (its escapes are digits: no other spelling)
+# a JSON string, and what it reads as: where a known tools list's text was cut out of a line (a line that holds a \u0001,
+# however the rest of the string is spelt, is read the long way)
 _HOLE, _HELD = '"\\u0001tools\\u0001"', "\x01tools\x01"
 
 
@@ -257,9 +257,12 @@ class _Tools:
 
     def _cut(self, s: str) -> dict | None:
         """``s`` read by :func:`~agentlab.jsonutil.quick_loads` with a known list's text cut out where a ``"tools"``
-        key's value is that text (held by a string no log writes) and the list put back, the same object, when that
+        key's value is that text (held by a string the line cannot hold) and the list put back, the same object, when that
         place is the top-level ``tools`` or ``request.tools``; None for anything else (read member by member)."""
-        at = -1 if _HOLE in s else s.find('"tools"')  # (not the list's text: a search prepared its kilobytes each time)
+        # a text that holds \x01 at all (which JSON can only spell \u0001) could hold the hole's string, however
+        # its letters are written: read the long way. (The list's key, not its text, is searched for: a search
+        # for the text prepared its kilobytes each time.)
+        at = -1 if "\\u0001" in s else s.find('"tools"')
         while at >= 0:
             i = at + 7
             i = _skip(s, i) if s[i:i + 1] in _SPACE else i

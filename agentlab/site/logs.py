@@ -104,11 +104,13 @@ def _key_text(name: str) -> tuple[str, bool]:
     return _cut(name, FIELD_CHARS), _credential(name)
 
 
-def _clean(value: Any, depth: int) -> Any:
+def _clean(value: Any, depth: int, odd: list | None = None) -> Any:
     """What :func:`scrub` then :func:`_bounded` make of ``value``, in one walk: a line's nested values
     (arguments, results) are walked once per line, not twice. An object's plain values (short strings,
     numbers, flags) are taken in its own loop, without a call each: the usual arguments and results are one
-    flat object (about a microsecond less a line, tight loop; the line's JSON encoding is most of what is left)."""
+    flat object (about a microsecond less a line, tight loop; the line's JSON encoding is most of what is left).
+    ``odd`` is told (an item appended) of a value or key other than JSON's own types, which orjson would write its
+    own way (an Enum as its value, a float subclass as text, two NaN keys as one): the line is then written by json."""
     kind = type(value)
     if kind is str or isinstance(value, str):
         return _value_text(value) if len(value) <= 512 else _cut(redact_secrets(value), VALUE_CHARS)
@@ -125,16 +127,20 @@ def _clean(value: Any, depth: int) -> Any:
                 if secret and v:
                     out[k] = "[secret removed]"
                     continue
+            elif odd is not None:
+                odd.append(k)
             vk = type(v)
             if vk is str and len(v) <= 512:
                 out[k] = _value_text(v)
             elif inner and (v is None or vk is bool or vk is int or vk is float):
                 out[k] = v
             else:
-                out[k] = _clean(v, depth + 1)
+                out[k] = _clean(v, depth + 1, odd)
         return out
     if isinstance(value, (list, tuple)):
-        return [_clean(v, depth + 1) for v in value]
+        return [_clean(v, depth + 1, odd) for v in value]
+    if odd is not None:
+        odd.append(value)
     return value
 
 
@@ -219,8 +225,8 @@ except ImportError:  # pragma: no cover
     _quick = None  # type: ignore[assignment]
 
 
-def _dump(line: dict) -> bytes:
-    if _quick is not None:
+def _dump(line: dict, quick: bool = True) -> bytes:
+    if quick and _quick is not None:
         try:
             return _quick(line, default=str, option=_QUICK)
         except _QuickError:
@@ -228,19 +234,19 @@ def _dump(line: dict) -> bytes:
     return (_ENCODER.encode(line) + "\n").encode("utf-8", "replace")
 
 
-def _fit(line: dict, limit: int) -> bytes:
+def _fit(line: dict, limit: int, quick: bool = True) -> bytes:
     """``line`` as bytes within ``limit``: its largest fields give way first, the ids never."""
-    data = _dump(line)
+    data = _dump(line, quick)
     if len(data) <= limit:
         return data
     line = {**line, "cut": True}
-    sizes = sorted(((len(_dump({k: v})), k) for k, v in line.items() if k not in _FIXED), reverse=True)
+    sizes = sorted(((len(_dump({k: v}, quick)), k) for k, v in line.items() if k not in _FIXED), reverse=True)
     for size, k in sizes:
         line[k] = f"[cut: {size} bytes]"
-        data = _dump(line)
+        data = _dump(line, quick)
         if len(data) <= limit:
             return data
-    return _dump({k: line[k] for k in _FIXED if k in line} | {"cut": True})
+    return _dump({k: line[k] for k in _FIXED if k in line} | {"cut": True}, quick)
 
 
 class SiteLogs:
@@ -302,6 +308,7 @@ class SiteLogs:
         overflow = bool(fields.pop("overflow", False))
         keyless = keyless or overflow
         stack = fields.pop("stack", None)
+        odd: list = []  # values json and orjson write apart (see _clean): none, the usual line
         line: dict[str, Any] = {"ts": round(self.clock(), 3), "request_id": _cut(str(request_id), FIELD_CHARS),
                                 "session_id": _session_field(session_id)}
         if keyless:
@@ -319,11 +326,11 @@ class SiteLogs:
             elif isinstance(v, str):  # a str subclass
                 line[k] = _cut(_redacted(v) if len(v) <= 512 else redact_secrets(v), FIELD_CHARS)
             else:
-                line[k] = _clean(v, 1)
+                line[k] = _clean(v, 1, odd)
         if stack is not None:
             line["stack"] = _stack(str(stack))
         target = KEYLESS if keyless else name
-        data = _fit(line, min(self.line_bytes, self.keyless_bytes if keyless else self.max_bytes))
+        data = _fit(line, min(self.line_bytes, self.keyless_bytes if keyless else self.max_bytes), not odd)
         if name in _LATER and self.flush_seconds > 0:
             self._later(target, data)
         else:
