@@ -213,14 +213,13 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # made once: json.
 
 
 # orjson, where it is installed (a core dependency): the same JSON value, written compactly, five to ten times faster
-# (two lines a request, most of a line's cost); a value it would write its own way (a date, a dataclass: orjson has
-# formats of its own for them) goes through str() as the encoder's default, and one it refuses (a lone surrogate, an
-# integer past 64 bits) the encoder's way. NaN and the infinities, which JSON has not, are written as null
+# (two lines a request, most of a line's cost). Only a line of JSON's own types is given to it (see _clean); anything it
+# still refuses (a lone surrogate, an integer past 64 bits) is written the encoder's way. NaN and the infinities, which
+# JSON has not, are written as null
 try:
-    from orjson import OPT_APPEND_NEWLINE, OPT_NON_STR_KEYS, OPT_PASSTHROUGH_DATACLASS, OPT_PASSTHROUGH_DATETIME
+    from orjson import OPT_APPEND_NEWLINE as _QUICK
     from orjson import JSONEncodeError as _QuickError
     from orjson import dumps as _quick
-    _QUICK = OPT_APPEND_NEWLINE | OPT_NON_STR_KEYS | OPT_PASSTHROUGH_DATACLASS | OPT_PASSTHROUGH_DATETIME
 except ImportError:  # pragma: no cover
     _quick = None  # type: ignore[assignment]
 
@@ -228,7 +227,7 @@ except ImportError:  # pragma: no cover
 def _dump(line: dict, quick: bool = True) -> bytes:
     if quick and _quick is not None:
         try:
-            return _quick(line, default=str, option=_QUICK)
+            return _quick(line, option=_QUICK)
         except _QuickError:
             pass
     return (_ENCODER.encode(line) + "\n").encode("utf-8", "replace")
