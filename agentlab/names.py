@@ -6,14 +6,15 @@ one candidate is clearly ahead.
 """
 from __future__ import annotations
 
-import collections
 import contextlib
-import difflib
 import functools
 import operator
 import re
 from collections.abc import Callable, Collection, Iterable
 from typing import NamedTuple
+
+from agentlab import likeness
+from agentlab.likeness import letter_bits
 
 __all__ = ["closest", "name_words", "suggest", "suggester", "to_camel", "to_snake"]
 
@@ -190,20 +191,16 @@ def _word_score(pairings: _Pairings, paired: Collection[tuple[str, str]], count:
     left = set(paired)
     for alone, options in pairings:
         # the best of the words left for this query word: the highest similarity, a tie going to the greater pair
-        # (as max() on (similarity, pair) over all of them would); a query word has a similar word or two
-        best = None
-        for option in options:
-            if option[0] in left and (best is None or option[1] > best[1]
-                                      or (option[1] == best[1] and option[0] > best[0])):
-                best = option
-        if best is None:
-            union += alone
+        # (max() on (similarity, pair)); the options come in that order (_pairing), so the first left is the best
+        for pair, sim, low, high in options:
+            if pair in left:
+                left.remove(pair)
+                count -= 1
+                shared += sim * low
+                union += high
+                break
         else:
-            pair, sim, low, high = best
-            left.remove(pair)
-            count -= 1
-            shared += sim * low
-            union += high
+            union += alone
     # A candidate's own extra words count in full: a name is not a better guess for
     # carrying words that many other names also carry (get_adriel_projects beside
     # get_adriel_list_projects is no nearer to "get_adriel" than get_adriel_education).
@@ -226,7 +223,6 @@ def _word_score(pairings: _Pairings, paired: Collection[tuple[str, str]], count:
 # are checked against the code before these shortcuts on 9,000 misspellings (tests/data/suggest_corpus.json) and
 # against scoring every candidate in full on fresh random misspellings (tests/test_suggest.py).
 _CAP = 64
-_CHAR_FLOOR = 0.6  # a candidate below this character similarity can neither be suggested nor spoil a margin
 
 
 # A set of candidates is an int, bit i for candidate i: the sets a query combines (a word's candidates, the 64
@@ -286,11 +282,14 @@ class _Index(NamedTuple):
     members: frozenset[str]
     joined: bool  # some candidate has no underscore: a camel twin (never one) may be a candidate
     lengths: list[tuple[int, int]]  # (length of the flat spelling, candidate), shortest first
-    letters: tuple[dict[str, int], ...]  # the letters of each flat spelling, counted (plain dicts: .get is C)
     having: dict[str, int]  # spelling -> the candidates that have it, as bits
     by_count: dict[int, int]  # number of words -> the candidates with that many, as bits
     pairs: dict[str, tuple[tuple[str, str], ...]]  # word -> its (word, spelling) pairs among the candidates
     flat_masks: tuple[int, ...]  # the letters of each flat spelling as bits
+    # the letters of each flat spelling counted, as bits: one bit per letter and occurrence (the second "e" has a
+    # bit of its own), so that the letters two spellings share, counted, are one AND and a bit count
+    counted: tuple[int, ...]
+    occurrences: dict[str, tuple[int, ...]]  # letter -> the bits of its first, second ... occurrence
     flat_lengths: tuple[int, ...]  # the length of each flat spelling
     by_flat_length: dict[int, list[int]]  # length of a flat spelling -> the candidates, in their order
     length_masks: dict[int, int]  # length of a flat spelling -> the letters of all those spellings, as bits
@@ -321,7 +320,7 @@ def _index(candidates: tuple[str, ...]) -> _Index:
     spelling_members = {spelt: _members(ids) for spelt, ids in by_spelling.items()}
     by_length: dict[int, list[tuple[int, tuple[str, str], _Members]]] = {}
     for spelt, members in spelling_members.items():
-        by_length.setdefault(len(spelt), []).append((_mask(spelt), (spelt_as[spelt], spelt), members))
+        by_length.setdefault(len(spelt), []).append((letter_bits(spelt), (spelt_as[spelt], spelt), members))
     folded: dict[str, list[str]] = {}
     for a in candidates:
         folded.setdefault(to_snake(a).replace("_", ""), []).append(a)
@@ -339,15 +338,28 @@ def _index(candidates: tuple[str, ...]) -> _Index:
     anagrams: dict[int, list[tuple[int, int, tuple[str, str], _Members]]] = {}
     for mask, pair, members in by_length.get(3, ()):
         anagrams.setdefault(mask, []).append((mask, 0, pair, members))
-    flat_masks = tuple(_mask(f) for f in flats)
+    flat_masks = tuple(letter_bits(f) for f in flats)
+    slots: dict[str, list[int]] = {}
+    counted, taken = [], 0
+    for f in flats:
+        seen: dict[str, int] = {}
+        bits = 0
+        for ch in f:
+            k = seen[ch] = seen.get(ch, 0) + 1
+            mine = slots.setdefault(ch, [])
+            if k > len(mine):
+                mine.append(1 << taken)
+                taken += 1
+            bits |= mine[k - 1]
+        counted.append(bits)
     return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats,
                   {w: _members(ids) for w, ids in by_word.items()}, pool,
                   folded, frozenset(candidates), any("_" not in c for c in candidates), sorted((len(f), i) for i, f in enumerate(flats)),
-                  tuple(dict(collections.Counter(f)) for f in flats),
                   {spelt: members[1] for spelt, members in spelling_members.items()},
                   {n: _bits(i for i, ts in enumerate(terms) if len(ts) == n) for n in {len(ts) for ts in terms}},
                   {w: tuple(ps) for w, ps in pairs.items()},
-                  flat_masks, tuple(map(len, flats)), by_flat_length,
+                  flat_masks, tuple(counted), {ch: tuple(bits) for ch, bits in slots.items()},
+                  tuple(map(len, flats)), by_flat_length,
                   {n: functools.reduce(operator.or_, (flat_masks[i] for i in members), 0)
                    for n, members in by_flat_length.items()},
                   {mask: tuple(entries) for mask, entries in anagrams.items()}, {})
@@ -361,21 +373,6 @@ def _letter_limit(a: int, b: int) -> int:
     return 2 if min(a, b) < 7 else 4
 
 
-def _mask(spelling: str) -> int:
-    """The letters of a spelling as a set of bits. Two edits (substitutions, insertions, deletions or swaps, what
-    _word_similarity allows at most) change at most four letters of the set, so a word whose set differs by more
-    cannot be a typo of it: one XOR and a bit count instead of an edit distance."""
-    if spelling.isascii():  # each letter's bit from a table, or-ed in C
-        return functools.reduce(operator.or_, map(_ASCII_BITS.__getitem__, spelling), 0)
-    bits = 0
-    for ch in spelling:
-        bits |= 1 << (ord(ch) & 63)
-    return bits
-
-
-_ASCII_BITS = {chr(c): 1 << (c & 63) for c in range(128)}
-
-
 def _pairing(q: tuple[str, str], ix: _Index) -> tuple[tuple[_Members, ...], tuple[float, list[_Option]]]:
     """For one query word: the lists of candidates it leads to (its own word's, its typos'), its weight when it
     pairs with nothing and the candidates' words similar to it, as _word_score reads them."""
@@ -386,11 +383,11 @@ def _pairing(q: tuple[str, str], ix: _Index) -> tuple[tuple[_Members, ...], tupl
     alone = weight.get(word, 1.0)
     options = [(pair, 1.0, alone, alone) for pair in ix.pairs.get(word, ())]  # the same word, however spelt
     # a typo counts between words of 4+ letters, or two 3-letter anagrams (those share their letters' bits)
-    near = ix.typo_pool.get(len(spelt)) if len(spelt) != 3 else ix.anagrams.get(_mask(spelt))
+    near = ix.typo_pool.get(len(spelt)) if len(spelt) != 3 else ix.anagrams.get(letter_bits(spelt))
     if near:
         # letter sets further apart than a typo can move them: no edit distance needed; with two or three
         # words to look at, asking each costs less than the letters' bits (an anagram's are the query's)
-        qmask = _mask(spelt) if len(near) > 3 and len(spelt) != 3 else -1
+        qmask = letter_bits(spelt) if len(near) > 3 and len(spelt) != 3 else -1
         for mask, limit, b, members in near:
             if (qmask < 0 or (qmask ^ mask).bit_count() <= limit) and b[0] != word:
                 sim = _word_similarity(q, b)
@@ -399,6 +396,8 @@ def _pairing(q: tuple[str, str], ix: _Index) -> tuple[tuple[_Members, ...], tupl
                     wc = weight.get(b[0], 1.0)
                     wq = weight.get(word, wc)  # a typo weighs what the word it misspells weighs
                     options.append((b, sim, min(wq, wc), max(wq, wc)))
+    if len(options) > 1:  # best first, as _word_score takes them: by similarity, a tie going to the greater pair
+        options.sort(key=lambda option: (option[1], option[0]), reverse=True)
     return tuple(lists), (alone, options)
 
 
@@ -512,133 +511,25 @@ def _closest(name: str, ix: _Index) -> str | None:
         return ix.names[classes[0][1].bit_length() - 1] if best_w - next_w >= _MARGIN else None  # (one bit)
     # Too few shared words to go by (gte_order, getordr): a clear typo of one name, by characters
     flat = "_".join(sorted(s for _, s in query))
-    letters = collections.Counter(flat)
-    chars: dict[int, float] = {}
-    # A cheaper bound on ``bound``: the letters of both as sets of bits, plus what the query repeats (or what two
-    # of its letters share a bit for) counted as if shared too. Never below ``bound``, so it only skips.
-    qmask, flat_masks, flat_lengths, size = _mask(flat), ix.flat_masks, ix.flat_lengths, len(flat)
-    repeated = size - qmask.bit_count()
-
-    def char(i: int) -> float:
-        if i not in chars:
-            chars[i] = difflib.SequenceMatcher(None, flat, ix.flats[i]).ratio()
-        return chars[i]
-
-    def bound(i: int) -> float:
-        """At least ``char(i)`` (difflib's quick_ratio: the letters two strings share, in any order), far cheaper."""
-        get = ix.letters[i].get
-        return 2 * sum(min(n, get(ch, 0)) for ch, n in letters.items()) / (len(flat) + len(ix.flats[i]))
-
-    def upper(i: int) -> float:
-        return 2 * ((qmask & flat_masks[i]).bit_count() + repeated) / (size + flat_lengths[i])
-
-    def by_upper(group: list[int]) -> list[tuple[float, int]]:
-        """``group`` less the candidates under _CHAR_FLOOR by the letter bits, the highest bound first: a candidate's
-        character similarity is at most its bound, so a walk down this list stops where no bound left can matter."""
-        return sorted(((u, i) for i in group if (u := upper(i)) >= _CHAR_FLOOR), reverse=True)
-
-    def leaders(group: list[int]) -> tuple[int, float, float] | None:
-        """The first of ``group`` as the full ranking orders equal word scores (characters, then name), its
-        character similarity, and the highest among the others (-1 if none); None when no suggestion can come of it.
-
-        Only candidates whose bound is at least _CHAR_FLOOR take part (the others can neither be suggested nor spoil
-        a margin). difflib runs only while a bound left can still change the first or the runner-up, and not at all
-        once the first cannot reach _MIN_CHARS or cannot be _MARGIN ahead of the runner-up found so far."""
-        best, best_c, second_c = -1, -1.0, -1.0
-        for u, i in by_upper(group):
-            # every candidate from here on is at most ``u``: the first ends at most at max(best_c, u) and the
-            # runner-up at least at second_c
-            top = max(best_c, u)
-            if top < _MIN_CHARS or (second_c >= 0 and top - second_c < _MARGIN):
-                return None
-            if u < second_c:
-                break
-            b = bound(i)
-            if b < _CHAR_FLOOR or b < second_c:
-                continue
-            c = char(i)
-            if best < 0 or (c, ix.names[i]) > (best_c, ix.names[best]):
-                best, best_c, second_c = i, c, max(second_c, best_c)
-            else:
-                second_c = max(second_c, c)
-        return (best, best_c, second_c) if best >= 0 and best_c >= _MIN_CHARS else None
-
-    def runner_up(group: list[int], best_c: float) -> float:
-        """The highest character similarity in ``group`` (0 under _CHAR_FLOOR, as good as 0 for the margin),
-        or one already too close to ``best_c`` for a suggestion: the answer is the same."""
-        most = 0.0
-        for u, i in by_upper(group):
-            if u <= most or best_c - most < _MARGIN:
-                break
-            if (b := bound(i)) >= _CHAR_FLOOR and b > most:
-                most = max(most, char(i))
-        return most
-
+    walk = likeness.walk(flat, ix, _MARGIN, _MIN_CHARS, _CAP)
     if best_w:
         group = _indices(_bits_of(m for w, m in classes if w == best_w))
-        found = leaders(group)
+        found = walk.leaders(group)
         if found is None:
             return None
-        best, best_c, next_c = found
+        (best, best_c), next_c = found, 0.0  # the rest of a group of several: behind by the margin (leaders)
         lower = [w for w, _ in classes if w < best_w]
-        if len(group) > 1:
-            next_c = max(next_c, 0.0)
-        elif lower:
-            next_c = runner_up(_indices(_bits_of(m for w, m in classes if w == lower[0])), best_c)
-        else:
+        if len(group) == 1 and lower:  # alone on its score: the runner-up is the next score's best
+            next_c = walk.runner_up(_indices(_bits_of(m for w, m in classes if w == lower[0])), best_c)
+        elif len(group) == 1:
             scored = set(_indices(_bits_of(m for _, m in classes)))
-            next_c = runner_up(_by_characters(flat, ix, scored, qmask, repeated), best_c)
+            next_c = walk.runner_up(walk.nearest(scored), best_c)
     else:
-        found = leaders(_by_characters(flat, ix, set(), qmask, repeated))
+        found = walk.leaders(walk.nearest(set()))
         if found is None:
             return None
-        best, best_c, next_c = found
-        next_c = max(next_c, 0.0)
+        (best, best_c), next_c = found, 0.0
     return ix.names[best] if best_c - next_c >= _MARGIN else None
-
-
-def _by_characters(flat: str, ix: _Index, exclude: set[int], qmask: int, repeated: int) -> list[int]:
-    """The candidates whose character similarity to ``flat`` may reach _CHAR_FLOOR, among the first _CAP of them.
-
-    The ratio is at most ``2 * min(a, b) / (a + b)`` for lengths a and b: a candidate much shorter or
-    longer than the query cannot be near it, so none is compared; the nearest lengths are taken first. A block
-    of one length whose letters together (bits) are too few for the floor is counted but not listed: none of
-    its candidates can pass the letter-bits bound (``qmask``, ``repeated``: _closest's).
-    """
-    a = len(flat)
-    shortest, longest = ix.lengths[0][0], ix.lengths[-1][0]
-    by_length, length_masks = ix.by_flat_length, ix.length_masks
-    out: list[int] = []
-    room = _CAP  # how many more candidates the first _CAP hold, listed or not
-
-    def take(length: int, backwards: bool) -> None:
-        nonlocal room
-        block = by_length.get(length, ())
-        if not block or room <= 0:
-            return
-        members = [i for i in (reversed(block) if backwards else block) if i not in exclude] if exclude \
-            else (block[::-1] if backwards else block)
-        members = members[:room]
-        room -= len(members)
-        if 2 * ((qmask & length_masks[length]).bit_count() + repeated) / (a + length) >= _CHAR_FLOOR:
-            out.extend(members)
-
-    # outwards from the query's length, a block of one length at a time: the same length, then one shorter (by
-    # descending position), one longer (by ascending position), two shorter ... (a tie in distance goes shorter first)
-    take(a, False)
-    d = 1
-    while room > 0:
-        short, long = a - d, a + d
-        short_in = short >= shortest and 2 * short >= _CHAR_FLOOR * (a + short)
-        long_in = long <= longest and 2 * a >= _CHAR_FLOOR * (a + long)
-        if not short_in and not long_in:
-            break
-        if short_in:
-            take(short, True)
-        if long_in:
-            take(long, False)
-        d += 1
-    return out
 
 
 def suggest(name: str, allowed: list[str]) -> str | None:
