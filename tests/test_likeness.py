@@ -48,3 +48,21 @@ def test_letter_bits_differ_by_at_most_four_for_two_edits():
     assert (letter_bits("categroy") ^ letter_bits("category")).bit_count() == 0
     assert (letter_bits("amount") ^ letter_bits("amnt")).bit_count() == 2
     assert letter_bits("é") and letter_bits("字")  # outside ASCII: still a bit each
+
+
+def test_matched_is_what_difflib_matches():
+    """The ratio the ranking compares is difflib's, to the character: the same blocks, ties and all (small
+    alphabets make many equally long blocks), texts without a common character, and past difflib's junk length."""
+    from agentlab.likeness import matched
+
+    rng = random.Random(7)
+    for _ in range(30000):
+        alphabet = rng.choice(["ab", "abc", "ab_1", "abcdefgh_0123", "é字a"])
+        a = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 16)))
+        b = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 16)))
+        want = sum(m.size for m in difflib.SequenceMatcher(None, a, b).get_matching_blocks())
+        assert matched(a, b) == want, (a, b)
+    long = "".join(rng.choice("abcde") for _ in range(250))  # difflib's junk rule applies from 200 characters of b
+    for a in (long[:120], long[::-1][:128], "zzz"):
+        assert matched(a, long) == sum(m.size for m in difflib.SequenceMatcher(None, a, long).get_matching_blocks())
+    assert matched("4416_beta_field", "16_beta_field") == 13 and matched("", "abc") == matched("abc", "") == 0
