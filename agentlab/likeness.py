@@ -13,10 +13,9 @@ import functools
 import heapq
 import operator
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
-if TYPE_CHECKING:
-    from agentlab.names import _Index
+__all__ = ["FLOOR", "Spellings", "Walk", "letter_bits", "matched", "positions", "subsequence", "walk"]
 
 FLOOR = 0.6  # a candidate below this character similarity can neither be suggested nor spoil a margin
 
@@ -92,6 +91,25 @@ def matched(a: str, b: str) -> int:
     return total
 
 
+class Spellings(Protocol):
+    """What the walk reads of the candidates, computed once per list (names.py's index holds it)."""
+
+    @property
+    def flats(self) -> tuple[str, ...]: ...  # each candidate's spellings sorted and joined
+    @property
+    def flat_lengths(self) -> tuple[int, ...]: ...
+    @property
+    def counted(self) -> tuple[int, ...]: ...  # each flat spelling's letters counted, one bit per letter and occurrence
+    @property
+    def occurrences(self) -> dict[str, tuple[int, ...]]: ...  # letter -> the bits of its first, second ... occurrence
+    @property
+    def lengths(self) -> list[tuple[int, int]]: ...  # (length of the flat spelling, candidate), shortest first
+    @property
+    def by_flat_length(self) -> dict[int, list[int]]: ...  # length -> the candidates, in their order
+    @property
+    def length_masks(self) -> dict[int, int]: ...  # length -> the letters of all those spellings, as bits
+
+
 class Walk(NamedTuple):
     """One query's ranking by characters (:func:`walk`)."""
 
@@ -100,7 +118,7 @@ class Walk(NamedTuple):
     nearest: Callable[[set[int]], list[int]]
 
 
-def walk(flat: str, ix: _Index, margin: float, least: float, cap: int) -> Walk:
+def walk(flat: str, ix: Spellings, margin: float, least: float, cap: int) -> Walk:
     """The character ranking of ``flat`` (a query's spellings sorted and joined) among ``ix``'s candidates."""
     # A candidate's character similarity (difflib's ratio, the dear part) is known through bounds that only
     # tighten: the letters both hold, counted (one AND of bits), then the longest subsequence both share (difflib's

@@ -13,8 +13,7 @@ import re
 from collections.abc import Callable, Collection, Iterable
 from typing import NamedTuple
 
-from agentlab import likeness
-from agentlab.likeness import letter_bits
+from agentlab.likeness import letter_bits, walk
 
 __all__ = ["closest", "name_words", "suggest", "suggester", "to_camel", "to_snake"]
 
@@ -511,21 +510,21 @@ def _closest(name: str, ix: _Index) -> str | None:
         return ix.names[classes[0][1].bit_length() - 1] if best_w - next_w >= _MARGIN else None  # (one bit)
     # Too few shared words to go by (gte_order, getordr): a clear typo of one name, by characters
     flat = "_".join(sorted(s for _, s in query))
-    walk = likeness.walk(flat, ix, _MARGIN, _MIN_CHARS, _CAP)
+    chars = walk(flat, ix, _MARGIN, _MIN_CHARS, _CAP)
     if best_w:
         group = _indices(_bits_of(m for w, m in classes if w == best_w))
-        found = walk.leaders(group)
+        found = chars.leaders(group)
         if found is None:
             return None
         (best, best_c), next_c = found, 0.0  # the rest of a group of several: behind by the margin (leaders)
         lower = [w for w, _ in classes if w < best_w]
         if len(group) == 1 and lower:  # alone on its score: the runner-up is the next score's best
-            next_c = walk.runner_up(_indices(_bits_of(m for w, m in classes if w == lower[0])), best_c)
+            next_c = chars.runner_up(_indices(_bits_of(m for w, m in classes if w == lower[0])), best_c)
         elif len(group) == 1:
             scored = set(_indices(_bits_of(m for _, m in classes)))
-            next_c = walk.runner_up(walk.nearest(scored), best_c)
+            next_c = chars.runner_up(chars.nearest(scored), best_c)
     else:
-        found = walk.leaders(walk.nearest(set()))
+        found = chars.leaders(chars.nearest(set()))
         if found is None:
             return None
         (best, best_c), next_c = found, 0.0
