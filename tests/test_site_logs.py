@@ -386,3 +386,19 @@ def test_a_line_orjson_would_write_its_own_way_is_written_as_json_writes_it(tmp_
     logs.write("call", request_id="r2", session_id=None, key_id="k", latency_ms=float("nan"), result={"a": 1})
     line = (tmp_path / "call.jsonl").read_text(encoding="utf-8").splitlines()[-1]
     assert json.loads(line)["latency_ms"] is None and "NaN" not in line  # a plain line: orjson's, strict JSON
+
+
+def test_a_key_json_cannot_write_is_its_text_and_the_line_is_kept(tmp_path):
+    """A value a caller logs may be keyed by a date or a tuple (a handler's own dict, an operator's field): json
+    refuses such keys (TypeError), which lost the whole line. The key is written as its text, redacted and cut
+    like any value's text; keys json writes (numbers, flags, None) stay as json writes them."""
+    import datetime
+    logs = SiteLogs(tmp_path)
+    logs.write("audit", request_id="r", session_id=None,
+               result={datetime.date(2026, 1, 2): 1, (1, "password: hunter2"): "x", 3: "n", True: "t", None: "z",
+                       "k" * 500: "long"})
+    got = logs.read("audit")[0]["result"]
+    assert got["2026-01-02"] == 1 and got["3"] == "n" and got["true"] == "t" and got["null"] == "z"
+    tuple_key = next(k for k in got if k.startswith("(1,"))
+    assert "hunter2" not in tuple_key and got[tuple_key] == "x"
+    assert all(len(k) <= FIELD_CHARS for k in got)

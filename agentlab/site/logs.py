@@ -127,8 +127,11 @@ def _clean(value: Any, depth: int, odd: list | None = None) -> Any:
                 if secret and v:
                     out[k] = "[secret removed]"
                     continue
-            elif odd is not None:
-                odd.append(k)
+            else:
+                if not (k is None or isinstance(k, (int, float))):  # a date, a tuple: JSON keys are text, a line
+                    k = _cut(_value_text(str(k)), FIELD_CHARS)      # is never lost to a key json cannot write
+                if odd is not None:
+                    odd.append(k)
             vk = type(v)
             if vk is str and len(v) <= 512:
                 out[k] = _value_text(v)
