@@ -173,14 +173,27 @@ def walk(flat: str, ix: Spellings, margin: float, least: float, cap: int) -> Wal
         ``margin`` behind it. None when no suggestion can come of the group: none reaches ``least``, or another is
         within the margin (a tie too, whichever of the two the ranking puts first)."""
         waiting = heap(group)
-        # The two highest on letters get their ratios at once. Two candidates about as near as each other are the
-        # usual reason for no suggestion, and two such ratios end the walk whatever the bounds of the rest: the
-        # runner-up is at least the lower of them, the first at most the highest bound.
-        ratios = []
-        for entry in [heapq.heappop(waiting) for _ in range(min(2, len(waiting)))]:
-            if (c := ratio(entry[2])) >= FLOOR:
-                heapq.heappush(waiting, (-c, -2, entry[2]))
+        if not waiting or -waiting[0][0] < least:  # no candidate's letters can reach ``least``: no ratio is needed
+            return None
+        # The highest on letters gets its ratio at once, and the next one too while it may come within the margin of
+        # it. Two candidates about as near as each other are the usual reason for no suggestion, and two such ratios
+        # end the walk whatever the bounds of the rest: the runner-up is at least the lower of them, the first at
+        # most the highest bound.
+        ratios: list[float] = []
+        known: list[tuple[float, int, int]] = []  # their entries, back in the heap once both are known
+        for _ in range(2):
+            if not waiting:
+                break
+            bound = -waiting[0][0]
+            first = ratios[0] if ratios else -1.0
+            if max(bound, first) < least or (ratios and bound <= first - margin):
+                break  # neither can reach ``least``, or the next cannot come within the margin of the first
+            i = heapq.heappop(waiting)[2]
+            if (c := ratio(i)) >= FLOOR:
+                known.append((-c, -2, i))
                 ratios.append(c)
+        for entry in known:
+            heapq.heappush(waiting, entry)
         second = min(ratios) if len(ratios) == 2 else -1.0
         best, best_c = -1, -1.0
         while waiting:
