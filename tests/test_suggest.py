@@ -242,24 +242,27 @@ def test_bfcl_through_the_registry():
     assert right >= 0.97 * suggested and suggested >= 0.8 * total
 
 
+WIDE_FIELDS = [f"field_{i}_{w}" for i, w in enumerate(["alpha", "beta", "gamma", "delta", "epsilon"] * 100)]
+
+
+def count(monkeypatch, calls: dict, key: str, module, attr: str) -> None:
+    """Count in ``calls[key]`` every call of ``module.attr`` from now on (the work a test bounds, not its time)."""
+    real = getattr(module, attr)
+
+    def counted(*a, **kw):
+        calls[key] += 1
+        return real(*a, **kw)
+    monkeypatch.setattr(module, attr, counted)
+
+
 def test_a_suggestion_scores_a_bounded_number_of_candidates(monkeypatch):
     """The did-you-mean runs on the error path: among 500 fields it must not compare characters (difflib's ratio)
     or score words for every one of them. Counted, not timed: at most 64 of each, whatever the number of fields."""
     from agentlab import likeness, names
     calls = {"ratio": 0, "words": 0}
-    real_matched, real_score = likeness.matched, names._word_score
-
-    def matched(*a, **kw):
-        calls["ratio"] += 1
-        return real_matched(*a, **kw)
-
-    def score(*a, **kw):
-        calls["words"] += 1
-        return real_score(*a, **kw)
-
-    monkeypatch.setattr(likeness, "matched", matched)
-    monkeypatch.setattr(names, "_word_score", score)
-    fields = [f"field_{i}_{w}" for i, w in enumerate(["alpha", "beta", "gamma", "delta", "epsilon"] * 100)]
+    count(monkeypatch, calls, "ratio", likeness, "matched")
+    count(monkeypatch, calls, "words", names, "_word_score")
+    fields = WIDE_FIELDS
     assert suggest("feild_7_gama", fields) == "field_7_gamma"
     assert suggest("zzzz_qqq", fields) is None and suggest("fieldd_7_gamma", fields) == "field_7_gamma"
     assert 0 < calls["words"] <= 3 * 64 and calls["ratio"] <= 3 * 64, calls
@@ -272,14 +275,8 @@ def test_names_that_differ_by_their_digits_need_two_character_ratios(monkeypatch
     the others' bounds, and the longest common subsequence orders the rest: counted, not timed."""
     from agentlab import likeness
     calls = {"ratio": 0}
-    real_matched = likeness.matched
-
-    def matched(*a, **kw):
-        calls["ratio"] += 1
-        return real_matched(*a, **kw)
-
-    monkeypatch.setattr(likeness, "matched", matched)
-    fields = [f"field_{i}_{w}" for i, w in enumerate(["alpha", "beta", "gamma", "delta", "epsilon"] * 100)]
+    count(monkeypatch, calls, "ratio", likeness, "matched")
+    fields = WIDE_FIELDS
     for typo in ("field_4416_beta", "field_e_delta", "field_08_alpha", "field_3333_delta", "field_1300_alpha"):
         calls["ratio"] = 0
         assert suggest(typo, fields) == exhaustive_suggestion(typo, fields)  # (the exhaustive one asks difflib)
@@ -292,13 +289,7 @@ def test_no_character_ratio_is_worked_out_when_no_candidate_can_reach_the_floor_
     words against a tool list) cost 2.5-5.6x what it did before. Counted, not timed: none is worked out."""
     from agentlab import likeness
     calls = {"ratio": 0}
-    real_matched = likeness.matched
-
-    def matched(*a, **kw):
-        calls["ratio"] += 1
-        return real_matched(*a, **kw)
-
-    monkeypatch.setattr(likeness, "matched", matched)
+    count(monkeypatch, calls, "ratio", likeness, "matched")
     for name, allowed in (("temperature", ["create_question", "create_category"]),
                           ("description", ["search_summary", "cancel_endpoint", "get_workflow", "get_response",
                                            "variable"]),
@@ -313,14 +304,8 @@ def test_a_wide_schema_scores_each_shape_of_field_once(monkeypatch):
     Counted, not timed: scoring 64 fields one by one cost 40x jsonschema's whole error list."""
     from agentlab import names
     calls = {"words": 0}
-    real_score = names._word_score
-
-    def score(*a, **kw):
-        calls["words"] += 1
-        return real_score(*a, **kw)
-
-    monkeypatch.setattr(names, "_word_score", score)
-    fields = [f"field_{i}_{w}" for i, w in enumerate(["alpha", "beta", "gamma", "delta", "epsilon"] * 100)]
+    count(monkeypatch, calls, "words", names, "_word_score")
+    fields = WIDE_FIELDS
     assert suggest("feild_7_gama", fields) == "field_7_gamma"
     assert calls["words"] <= 4, calls
 
