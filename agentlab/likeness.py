@@ -15,7 +15,8 @@ import operator
 from collections.abc import Callable
 from typing import NamedTuple, Protocol
 
-__all__ = ["FLOOR", "Spellings", "Walk", "letter_bits", "matched", "positions", "subsequence", "walk"]
+__all__ = ["FLOOR", "Spellings", "Walk", "letter_bits", "letters_counted", "matched", "positions", "subsequence",
+           "walk"]
 
 FLOOR = 0.6  # a candidate below this character similarity can neither be suggested nor spoil a margin
 
@@ -33,6 +34,26 @@ def letter_bits(spelling: str) -> int:
 
 
 _ASCII_BITS = {chr(c): 1 << (c & 63) for c in range(128)}
+
+
+def letters_counted(spellings: tuple[str, ...]) -> tuple[tuple[int, ...], dict[str, tuple[int, ...]]]:
+    """Each spelling's letters counted, as bits: one bit per letter and occurrence (the second "e" has a bit of its
+    own), so that the letters two spellings share, counted, are one AND and a bit count (difflib's quick_ratio);
+    and each letter's bits, first occurrence first, with which :func:`walk` writes a query's letters the same way."""
+    slots: dict[str, list[int]] = {}
+    counted, taken = [], 0
+    for spelling in spellings:
+        seen: dict[str, int] = {}
+        bits = 0
+        for ch in spelling:
+            k = seen[ch] = seen.get(ch, 0) + 1
+            mine = slots.setdefault(ch, [])
+            if k > len(mine):
+                mine.append(1 << taken)
+                taken += 1
+            bits |= mine[k - 1]
+        counted.append(bits)
+    return tuple(counted), {ch: tuple(bits) for ch, bits in slots.items()}
 
 
 def positions(text: str) -> dict[str, int]:
@@ -99,7 +120,7 @@ class Spellings(Protocol):
     @property
     def flat_lengths(self) -> tuple[int, ...]: ...
     @property
-    def counted(self) -> tuple[int, ...]: ...  # each flat spelling's letters counted, one bit per letter and occurrence
+    def counted(self) -> tuple[int, ...]: ...  # each flat spelling's letters counted (letters_counted)
     @property
     def occurrences(self) -> dict[str, tuple[int, ...]]: ...  # letter -> the bits of its first, second ... occurrence
     @property

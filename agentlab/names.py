@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Collection, Iterable
 from typing import NamedTuple
 
-from agentlab.likeness import letter_bits, walk
+from agentlab.likeness import letter_bits, letters_counted, walk
 
 __all__ = ["closest", "name_words", "suggest", "suggester", "to_camel", "to_snake"]
 
@@ -285,9 +285,7 @@ class _Index(NamedTuple):
     by_count: dict[int, int]  # number of words -> the candidates with that many, as bits
     pairs: dict[str, tuple[tuple[str, str], ...]]  # word -> its (word, spelling) pairs among the candidates
     flat_masks: tuple[int, ...]  # the letters of each flat spelling as bits
-    # the letters of each flat spelling counted, as bits: one bit per letter and occurrence (the second "e" has a
-    # bit of its own), so that the letters two spellings share, counted, are one AND and a bit count
-    counted: tuple[int, ...]
+    counted: tuple[int, ...]  # the letters of each flat spelling counted, as bits (likeness.letters_counted)
     occurrences: dict[str, tuple[int, ...]]  # letter -> the bits of its first, second ... occurrence
     flat_lengths: tuple[int, ...]  # the length of each flat spelling
     by_flat_length: dict[int, list[int]]  # length of a flat spelling -> the candidates, in their order
@@ -338,26 +336,14 @@ def _index(candidates: tuple[str, ...]) -> _Index:
     for mask, pair, members in by_length.get(3, ()):
         anagrams.setdefault(mask, []).append((mask, 0, pair, members))
     flat_masks = tuple(letter_bits(f) for f in flats)
-    slots: dict[str, list[int]] = {}
-    counted, taken = [], 0
-    for f in flats:
-        seen: dict[str, int] = {}
-        bits = 0
-        for ch in f:
-            k = seen[ch] = seen.get(ch, 0) + 1
-            mine = slots.setdefault(ch, [])
-            if k > len(mine):
-                mine.append(1 << taken)
-                taken += 1
-            bits |= mine[k - 1]
-        counted.append(bits)
+    counted, occurrences = letters_counted(flats)
     return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats,
                   {w: _members(ids) for w, ids in by_word.items()}, pool,
                   folded, frozenset(candidates), any("_" not in c for c in candidates), sorted((len(f), i) for i, f in enumerate(flats)),
                   {spelt: members[1] for spelt, members in spelling_members.items()},
                   {n: _bits(i for i, ts in enumerate(terms) if len(ts) == n) for n in {len(ts) for ts in terms}},
                   {w: tuple(ps) for w, ps in pairs.items()},
-                  flat_masks, tuple(counted), {ch: tuple(bits) for ch, bits in slots.items()},
+                  flat_masks, counted, occurrences,
                   tuple(map(len, flats)), by_flat_length,
                   {n: functools.reduce(operator.or_, (flat_masks[i] for i in members), 0)
                    for n, members in by_flat_length.items()},

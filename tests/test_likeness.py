@@ -66,3 +66,18 @@ def test_matched_is_what_difflib_matches():
     for a in (long[:120], long[::-1][:128], "zzz"):
         assert matched(a, long) == sum(m.size for m in difflib.SequenceMatcher(None, a, long).get_matching_blocks())
     assert matched("4416_beta_field", "16_beta_field") == 13 and matched("", "abc") == matched("abc", "") == 0
+
+
+def test_letters_counted_share_as_difflib_counts_the_letters_two_texts_share():
+    """One AND and a bit count of two spellings' counted letters is the multiset overlap quick_ratio counts."""
+    from collections import Counter
+
+    from agentlab.likeness import letters_counted
+
+    rng = random.Random(8)
+    texts = tuple("".join(rng.choice("aab_1é") for _ in range(rng.randint(0, 10))) for _ in range(300))
+    counted, _ = letters_counted(texts)
+    for i in range(0, 300, 7):
+        for j in range(0, 300, 11):
+            want = sum((Counter(texts[i]) & Counter(texts[j])).values())
+            assert (counted[i] & counted[j]).bit_count() == want, (texts[i], texts[j])
