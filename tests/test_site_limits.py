@@ -3,7 +3,7 @@ import pytest
 from site_helpers import Clock
 
 from agentlab.site.keys import ApiKey
-from agentlab.site.limits import Limiter, RedisLimiter
+from agentlab.site.limits import BATCH_FROM, BATCH_PLACES, BATCH_SECONDS, Limiter, RedisLimiter
 from agentlab.store import open_store
 
 
@@ -18,6 +18,9 @@ def make(request):
 
 def key(quota=None, period="day"):
     return ApiKey("k1", "test", ("*",), quota, period, 0.0)
+
+
+ONE_BY_ONE = BATCH_FROM - 1  # a limit under which every call is counted in Redis as it comes (no batch)
 
 
 def test_the_rate_is_a_sliding_minute_and_says_when_to_come_back(make):
@@ -135,13 +138,13 @@ def test_a_read_counted_in_redis_waits_for_no_disk_and_every_16th_quota_count_is
         return int(store.client.info("persistence")["aof_current_size"])
 
     capped = key(quota=1000)
-    assert limiter.admit(capped, "get_weather", 10**6).ok
+    assert limiter.admit(capped, "get_weather", ONE_BY_ONE).ok
     before = logged()
     for _ in range(QUOTA_SYNC - 2):  # counts 2 .. 15: nothing reaches the disk
-        assert limiter.admit(capped, "get_weather", 10**6).ok
-        assert limiter.admit(key(), "get_weather", 10**6).ok  # no quota at all: nothing either
+        assert limiter.admit(capped, "get_weather", ONE_BY_ONE).ok
+        assert limiter.admit(key(), "get_weather", ONE_BY_ONE).ok  # no quota at all: nothing either
     assert logged() == before
-    assert limiter.admit(capped, "get_weather", 10**6).ok  # the 16th
+    assert limiter.admit(capped, "get_weather", ONE_BY_ONE).ok  # the 16th
     assert logged() > before
     (counter,) = store.client.keys(f"{store.prefix}quota:k1:*")
     assert store.client.get(counter) == str(QUOTA_SYNC) and store.client.ttl(counter) > 86_000
@@ -158,12 +161,12 @@ def test_redis_counts_calls_at_one_instant_apart_and_a_quota_counter_keeps_the_e
     assert verdicts == [True] * 5 + [False] * 2
     assert store.client.keys(f"{store.prefix}seq") == []
     capped = ApiKey("k2", "test", ("*",), 1000, "day", 0.0)
-    assert limiter.admit(capped, "get_weather", 10**6).ok
+    assert limiter.admit(capped, "get_weather", ONE_BY_ONE).ok
     (counter,) = store.client.keys(f"{store.prefix}quota:k2:*")
     first = store.client.ttl(counter)
     assert 86_400 + 58 <= first <= 86_400 + 60  # from the slot's first count: past the slot's end whenever that was
     for _ in range(20):  # past a QUOTA_SYNC write too
-        assert limiter.admit(capped, "get_weather", 10**6).ok
+        assert limiter.admit(capped, "get_weather", ONE_BY_ONE).ok
     assert first - 2 <= store.client.ttl(counter) <= first and store.client.get(counter) == "21"
 
 
@@ -181,3 +184,133 @@ def test_a_rate_refusal_never_asks_for_more_than_its_window():
     key = ApiKey("k1", "test", ("*",), None, "day", 0.0)
     late = RedisLimiter._verdict(key, 10, ("rate", "60.004"))
     assert late.retry_after == 60.0 and late.retry_after_header == "60"
+
+
+def _counting(limiter):
+    """``limiter`` with its round trips to Redis counted (``.trips``)."""
+    lua = limiter._lua
+    limiter.trips = 0
+
+    def counted(name, keys, args):
+        limiter.trips += 1
+        return lua(name, keys, args)
+    limiter._lua = counted
+    return limiter
+
+
+def test_a_busy_skill_takes_places_in_batches_and_three_replicas_admit_exactly_its_limit(redis_url):
+    """From BATCH_FROM calls a minute a round trip takes up to BATCH_PLACES places for the replica's next calls: a
+    busy read asks Redis once in sixteen calls, not each time. Batches stop at three quarters of the window, and every
+    place taken is used or given back: three replicas taking turns at one instant admit exactly the limit, no more,
+    and the window holds exactly the calls admitted."""
+    store, clock = open_store(redis_url), Clock()
+    replicas = [_counting(RedisLimiter(store.client, prefix=store.prefix, clock=clock)) for _ in range(3)]
+    limit = 640
+    admitted = [replicas[i % 3].admit(key(), "get_weather", limit).ok for i in range(900)]
+    assert admitted.count(True) == limit and admitted[limit + 100:] == [False] * (900 - limit - 100)
+    assert store.client.zcard(f"{store.prefix}rate:k1:get_weather") == limit
+    trips = sum(r.trips for r in replicas)
+    # the first three quarters in batches of 16 (a round trip per 16 calls), the last quarter and the refusals one by one
+    assert trips < limit * 3 // 4 // BATCH_PLACES + 3 + (limit - limit * 3 // 4) + (900 - limit), trips
+    assert replicas[0].trips < 20 + (900 - limit) // 3 + limit // 4  # not one per call: 300 calls each
+    # under BATCH_FROM a minute, every call asks Redis: the exact count across replicas stays as it was
+    counted = _counting(RedisLimiter(store.client, prefix=store.prefix, clock=clock))
+    assert all(counted.admit(key(), "get_order", ONE_BY_ONE).ok for _ in range(50)) and counted.trips == 50
+
+
+def test_a_window_never_holds_more_than_its_limit_with_batches_on_a_moving_clock(redis_url):
+    """Replicas called at random on a moving clock, places used late in their batch: in no 60 seconds are more
+    calls admitted than the limit (a place is kept in the window as if used at the end of its batch)."""
+    import random
+    store, clock = open_store(redis_url), Clock()
+    replicas = [RedisLimiter(store.client, prefix=store.prefix, clock=clock) for _ in range(4)]
+    rng = random.Random(7)
+    limit, times = 800, []
+    for _ in range(6000):
+        clock.now += rng.expovariate(1 / 0.05)  # about 20 calls a second: past the limit, every minute
+        if rng.choice(replicas).admit(key(), "get_weather", limit).ok:
+            times.append(clock.now)
+    j = 0
+    for i, t in enumerate(times):  # the most admitted in any 60 s ending at an admitted call
+        while times[j] <= t - 60:
+            j += 1
+        assert i - j + 1 <= limit, (t, i - j + 1)
+    assert len(times) > 3 * limit  # the limit was reached again and again, and the calls went on being admitted
+
+
+def test_places_not_used_in_time_are_given_back_to_the_window_and_the_quota(redis_url):
+    """A replica whose batch runs out unused gives the places back on its next round trip of that key and skill:
+    the window and the quota then hold the calls made and no more. A batch from an earlier quota period is never
+    used in the next one, and its places leave the window without touching the new period's count."""
+    store = open_store(redis_url)
+    clock = Clock(86_400 * 20_000 + 100)
+    limiter = _counting(RedisLimiter(store.client, prefix=store.prefix, clock=clock))
+    capped = key(quota=10_000)
+    window = f"{store.prefix}rate:k1:get_weather"
+    slot = int(clock.now // 86_400)
+    assert limiter.admit(capped, "get_weather", 1000).ok and limiter.admit(capped, "get_weather", 1000).ok
+    assert limiter.trips == 1 and store.client.zcard(window) == BATCH_PLACES
+    assert store.client.get(f"{store.prefix}quota:k1:{slot}") == str(BATCH_PLACES)  # counted when taken
+    clock.now += BATCH_SECONDS + 0.5  # the batch is over, 14 places unused
+    assert limiter.admit(capped, "get_weather", 1000).ok and limiter.trips == 2
+    assert store.client.zcard(window) == 2 + BATCH_PLACES  # the two calls, and this call's own new batch
+    assert store.client.get(f"{store.prefix}quota:k1:{slot}") == str(2 + BATCH_PLACES)
+    clock.now = 86_400 * (slot + 1) + 1  # the next day, within the same minute's window: the batch is not used
+    assert limiter.admit(capped, "get_weather", 1000).ok and limiter.trips == 3
+    assert store.client.get(f"{store.prefix}quota:k1:{slot}") == str(2 + BATCH_PLACES)  # that day is over
+    assert store.client.get(f"{store.prefix}quota:k1:{slot + 1}") == str(BATCH_PLACES)
+    clock.now += 61
+    assert limiter.admit(capped, "get_weather", 1000).ok
+    assert store.client.zcard(window) == BATCH_PLACES  # the given back gone, the rest left the window
+
+
+def test_near_its_limit_or_its_quota_a_busy_skill_counts_every_call_as_it_comes(redis_url):
+    """No batch once it would fill three quarters of the window or of the quota: the last places go one call at
+    a time, so a replica holding places it will not use cannot refuse another's calls near the limit."""
+    store, clock = open_store(redis_url), Clock()
+    limiter = _counting(RedisLimiter(store.client, prefix=store.prefix, clock=clock))
+    for _ in range(590):  # a window already near three quarters of 800, filled one by one
+        assert limiter.admit(key(), "get_weather", ONE_BY_ONE).ok
+    limiter.trips = 0
+    assert all(limiter.admit(key(), "get_weather", 800).ok for _ in range(20)) and limiter.trips == 20
+    capped = ApiKey("k3", "test", ("*",), 100, "day", 0.0)  # a quota of 100: three quarters is 75
+    assert [limiter.admit(capped, "s", 10**6).ok for _ in range(110)] == [True] * 100 + [False] * 10
+    (counter,) = store.client.keys(f"{store.prefix}quota:k3:*")
+    assert store.client.get(counter) == "100"
+
+
+def test_places_to_give_back_survive_a_round_trip_that_failed(redis_url):
+    """A round trip that fails keeps the places it was to give back for the next one: none is lost in the window."""
+    store, clock = open_store(redis_url), Clock()
+    limiter = RedisLimiter(store.client, prefix=store.prefix, clock=clock)
+    assert limiter.admit(key(), "get_weather", 1000).ok
+    clock.now += BATCH_SECONDS + 1
+    lua = limiter._lua
+
+    def down(name, keys, args):
+        raise ConnectionError("the server went away")
+    limiter._lua = down
+    with pytest.raises(ConnectionError):
+        limiter.admit(key(), "get_weather", 1000)
+    limiter._lua = lua
+    assert limiter.admit(key(), "get_weather", 1000).ok
+    assert store.client.zcard(f"{store.prefix}rate:k1:get_weather") == 1 + BATCH_PLACES  # 15 given back, 16 taken
+
+
+def test_the_site_s_path_on_the_event_loop_takes_its_places_in_batches_as_well(redis_url):
+    """``admit_async`` (the site's read path) batches as ``admit`` does: 48 calls, three round trips."""
+    import asyncio
+    store, clock = open_store(redis_url), Clock()
+    limiter = RedisLimiter(store.client, prefix=store.prefix, clock=clock)
+    lua, trips = limiter._lua, []
+    call = lua.call_async
+
+    async def counted(name, keys, args):
+        trips.append(name)
+        return await call(name, keys, args)
+    lua.call_async = counted
+
+    async def calls():
+        return [(await limiter.admit_async(key(), "get_weather", 1000)).ok for _ in range(3 * BATCH_PLACES)]
+    assert asyncio.run(calls()) == [True] * 3 * BATCH_PLACES and len(trips) == 3
+    assert store.client.zcard(f"{store.prefix}rate:k1:get_weather") == 3 * BATCH_PLACES

@@ -7,7 +7,10 @@ refusal says when a call would be accepted again: that is the Retry-After.
 
 :class:`Limiter` counts in memory, for one process. :class:`RedisLimiter` keeps the same counts
 in Redis, checked and counted by one Lua script, so that several replicas of the site share
-one window and one quota (docs/site.md#several-replicas).
+one window and one quota (docs/site.md#several-replicas). For a skill of at least
+:data:`BATCH_FROM` calls a minute, a round trip may take a few places at once (a batch) while the
+window and the quota are far from full: the next calls of the same key and skill on that replica
+are admitted without asking Redis.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from typing import Any
 from ..redis_store import LuaScripts
 from .keys import PERIODS, ApiKey
 
-__all__ = ["Admission", "Limiter", "RedisLimiter"]
+__all__ = ["BATCH_FROM", "BATCH_PLACES", "BATCH_SECONDS", "Admission", "Limiter", "RedisLimiter"]
 
 
 @dataclass(frozen=True)
@@ -74,51 +77,115 @@ class Limiter:
 #: a quota's count is written to the server's append-only file once every this many calls (see _ADMIT)
 QUOTA_SYNC = 16
 
+#: the least calls a minute for which a replica may take places in a window ahead of its calls (a batch)
+BATCH_FROM = 600
+#: the most places one batch takes: one call in every this many asks Redis, on a busy skill
+BATCH_PLACES = 16
+#: how long a batch's places may be used: each is kept in the window as if used at the end of it
+BATCH_SECONDS = 1.0
+
 # KEYS: the sliding window (a sorted set of call times), the quota's counter for this slot.
 # ARGV: now, per minute, quota (-1: none), seconds until the quota's slot ends, the slot's length, QUOTA_SYNC,
-# a token the caller drew at random (the call's member in the window: unique without a shared counter to bump).
+# a token the caller drew at random (the call's member in the window: unique without a shared counter to bump),
+# the places wanted (1, or a batch's), the time a batch's places are kept as (now + BATCH_SECONDS), then the
+# places the caller gives back: how many batches, and for each its time, token, first and end place and whether
+# its quota count was in this slot (1) or an earlier one (0: that count no longer matters).
 # What the script writes is kept from the append-only file and the replicas (REPL_NONE): a server run with
 # appendfsync always (what the site's claims require) would otherwise fsync the disk before answering each
 # read, and the caller wait for it. A crash then forgets the last minute's windows (they end within a minute
-# anyway) and at most QUOTA_SYNC - 1 counts of each quota: every QUOTA_SYNC-th count is written there (SET).
-# The counter's expiry is set when the slot's first count makes it (a slot's length and a minute from then: past
-# the slot's end), not again on each count; the SET carries it to the file. Each command is CPU a read pays: the
-# count is taken first and given back when it went past the quota (a refusal's two commands spare every
-# admitted call a GET; a quota of 0 refuses before counting, and so writes nothing).
+# anyway) and at most QUOTA_SYNC - 1 counts of each quota: the count is written there (SET) each time it passes
+# a multiple of QUOTA_SYNC. The counter's expiry is set when the slot's first count makes it (a slot's length and a
+# minute from then: past the slot's end), not again on each count; the SET carries it to the file. Each command is
+# CPU a read pays: the count is taken first and given back when it went past the quota (a refusal's two commands
+# spare every admitted call a GET; a quota of 0 refuses before counting, and so writes nothing). A batch is
+# granted only while the window, and the quota, stay under three quarters full with it: near a limit every call
+# is counted as it comes.
 _ADMIT = """
 local now = tonumber(ARGV[1])
+local quota = tonumber(ARGV[3])
 redis.set_repl(redis.REPL_NONE)
+local at, back = 10, 0
+for _ = 1, tonumber(ARGV[10] or 0) do
+  local first, stop = tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
+  local places = {}
+  for i = first, stop - 1 do
+    places[#places + 1] = ARGV[at + 1] .. ':' .. ARGV[at + 2] .. ':' .. i
+  end
+  if #places > 0 then
+    redis.call('ZREM', KEYS[1], unpack(places))
+    if ARGV[at + 5] == '1' then
+      back = back + #places
+    end
+  end
+  at = at + 5
+end
+if back > 0 and quota > 0 and redis.call('EXISTS', KEYS[2]) == 1 and redis.call('DECRBY', KEYS[2], back) < 0 then
+  redis.call('SET', KEYS[2], 0, 'KEEPTTL')
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 60)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+local count = redis.call('ZCARD', KEYS[1])
+local limit = tonumber(ARGV[2])
+if count >= limit then
   local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   if oldest[2] == nil then
     return {'rate', '60'}
   end
   return {'rate', tostring(tonumber(oldest[2]) + 60 - now)}
 end
-if tonumber(ARGV[3]) == 0 then
+if quota == 0 then
   return {'quota', ARGV[4]}
 end
-if tonumber(ARGV[3]) > 0 then
-  local used = redis.call('INCR', KEYS[2])
+local want = tonumber(ARGV[8])
+if want > 1 and count + want > limit - math.floor(limit / 4) then
+  want = 1
+end
+if quota > 0 then
+  if want > 1 and tonumber(redis.call('GET', KEYS[2]) or '0') + want > quota - math.floor(quota / 4) then
+    want = 1
+  end
+  local used = redis.call('INCRBY', KEYS[2], want)
   local ttl = math.ceil(tonumber(ARGV[5])) + 60
-  if used == 1 then
+  if used == want then
     redis.call('EXPIRE', KEYS[2], ttl)
   end
-  if used > tonumber(ARGV[3]) then
-    redis.call('DECR', KEYS[2])
+  if used > quota then
+    redis.call('DECRBY', KEYS[2], want)
     return {'quota', ARGV[4]}
   end
-  if used % tonumber(ARGV[6]) == 0 then
+  local sync = tonumber(ARGV[6])
+  if math.floor(used / sync) > math.floor((used - want) / sync) then
     redis.set_repl(redis.REPL_ALL)
     redis.call('SET', KEYS[2], used, 'EX', ttl)
     redis.set_repl(redis.REPL_NONE)
   end
 end
 redis.call('ZADD', KEYS[1], now, ARGV[1] .. ':' .. ARGV[7])
+if want > 1 then
+  local later = {}
+  for i = 1, want - 1 do
+    later[#later + 1] = ARGV[9]
+    later[#later + 1] = ARGV[9] .. ':' .. ARGV[7] .. ':' .. i
+  end
+  redis.call('ZADD', KEYS[1], unpack(later))
+end
 redis.call('EXPIRE', KEYS[1], 120)
-return {'ok', '0'}
+return {'ok', tostring(want)}
 """
+
+
+class _Batch:
+    """Places a round trip took in a window ahead of the calls of one key and skill on this replica: the places
+    ``1 .. size - 1`` of its members (``kept:token:i``), the next one ``next``; usable until ``until`` (the time
+    they are kept as) in the quota's slot ``slot``."""
+
+    __slots__ = ("kept", "next", "size", "slot", "token", "until")
+
+    def __init__(self, kept: str, token: str, size: int, until: float, slot: int):
+        self.kept, self.token, self.size, self.until, self.slot, self.next = kept, token, size, until, slot, 1
+
+    def given_back(self, slot: int) -> list[Any]:
+        """The places not used, as the script reads them back."""
+        return [self.kept, self.token, self.next, self.size, int(self.slot == slot)]
 
 
 class RedisLimiter:
@@ -126,6 +193,14 @@ class RedisLimiter:
 
     The time of a call is the injected clock's (replicas on one machine share it); the check
     and the count are one script, so two replicas can never both take the last place.
+
+    From :data:`BATCH_FROM` calls a minute, a round trip may also take up to :data:`BATCH_PLACES` places for the
+    next calls of the same key and skill here (a batch), counted in the quota at once and kept in the window as if
+    used :data:`BATCH_SECONDS` later, so that no window ever holds more calls than its limit. A batch is granted only
+    while the window and the quota stay under three quarters full; its places not used within
+    :data:`BATCH_SECONDS` are given back on the next round trip of that key and skill. Near a limit, every call
+    is counted as it comes; a replica that stops calling keeps its unused places in the window until they leave it
+    (a minute), which may refuse another replica's calls that many places early.
     """
 
     def __init__(self, client: Any, *, prefix: str = "agentlab:", clock: Callable[[], float] = time.time):
@@ -133,6 +208,9 @@ class RedisLimiter:
         self.client = client
         self.prefix = prefix
         self._lua = LuaScripts(client, {"admit": _ADMIT})
+        self._lock = threading.Lock()
+        self._batches: dict[tuple[str, str], list[_Batch]] = {}
+        self._unused: dict[tuple[str, str], list[_Batch]] = {}  # batches over, with places to give back
 
     def __repr__(self) -> str:
         return f"RedisLimiter(prefix={self.prefix!r})"
@@ -142,27 +220,84 @@ class RedisLimiter:
         self._lua.close()
 
     def admit(self, key: ApiKey, skill: str, per_minute: int) -> Admission:
-        return self._verdict(key, per_minute, self._lua("admit", *self._call(key, skill, per_minute)))
+        now = self.clock()
+        if per_minute >= BATCH_FROM and self._from_batch(key, skill, now):
+            return Admission(True)
+        keys, args, back = self._call(key, skill, per_minute, now)
+        try:
+            reply = self._lua("admit", keys, args)
+        except BaseException:
+            self._keep(key, skill, back)
+            raise
+        return self._verdict(key, per_minute, reply, self._on_grant(key, skill, now, args))
 
     async def admit_async(self, key: ApiKey, skill: str, per_minute: int) -> Admission:
         """:meth:`admit` awaited on the running event loop (the script's round trip holds no thread)."""
-        return self._verdict(key, per_minute, await self._lua.call_async("admit", *self._call(key, skill, per_minute)))
-
-    def _call(self, key: ApiKey, skill: str, per_minute: int) -> tuple[list[str], list[Any]]:
         now = self.clock()
+        if per_minute >= BATCH_FROM and self._from_batch(key, skill, now):
+            return Admission(True)
+        keys, args, back = self._call(key, skill, per_minute, now)
+        try:
+            reply = await self._lua.call_async("admit", keys, args)
+        except BaseException:
+            self._keep(key, skill, back)
+            raise
+        return self._verdict(key, per_minute, reply, self._on_grant(key, skill, now, args))
+
+    def _from_batch(self, key: ApiKey, skill: str, now: float) -> bool:
+        """Whether a batch of this replica has a place for this call (taken if so); batches over are set aside."""
+        slot = int(now // PERIODS[key.period])
+        with self._lock:
+            batches = self._batches.get((key.id, skill))
+            while batches:
+                batch = batches[0]
+                if now < batch.until and batch.slot == slot and batch.next < batch.size:
+                    batch.next += 1
+                    return True
+                batches.pop(0)
+                if batch.next < batch.size:
+                    self._unused.setdefault((key.id, skill), []).append(batch)
+        return False
+
+    def _keep(self, key: ApiKey, skill: str, back: list[_Batch]) -> None:
+        """Places to give back that a failed round trip did not: given back on the next one."""
+        if back:
+            with self._lock:
+                self._unused.setdefault((key.id, skill), []).extend(back)
+
+    def _on_grant(self, key: ApiKey, skill: str, now: float, args: list[Any]) -> Callable[[int], None]:
+        def granted(size: int) -> None:
+            if size > 1:
+                batch = _Batch(args[8], args[6], size, now + BATCH_SECONDS, int(now // PERIODS[key.period]))
+                with self._lock:
+                    self._batches.setdefault((key.id, skill), []).append(batch)
+        return granted
+
+    def _call(self, key: ApiKey, skill: str, per_minute: int,
+              now: float) -> tuple[list[str], list[Any], list[_Batch]]:
         span = PERIODS[key.period]
         slot = int(now // span)
         keys = [f"{self.prefix}rate:{key.id}:{skill}", f"{self.prefix}quota:{key.id}:{slot}"]
+        want = min(BATCH_PLACES, per_minute // 40) if per_minute >= BATCH_FROM else 1
         args = [repr(now), per_minute, -1 if key.quota is None else key.quota, repr((slot + 1) * span - now), span,
-                QUOTA_SYNC, os.urandom(8).hex()]
-        return keys, args
+                QUOTA_SYNC, os.urandom(8).hex(), want, repr(now + BATCH_SECONDS)]
+        back: list[_Batch] = []
+        if self._unused:
+            with self._lock:
+                back = self._unused.pop((key.id, skill), [])
+            args.append(len(back))
+            for batch in back:
+                args += batch.given_back(slot)
+        return keys, args, back
 
     @staticmethod
-    def _verdict(key: ApiKey, per_minute: int, reply: Any) -> Admission:
+    def _verdict(key: ApiKey, per_minute: int, reply: Any, granted: Callable[[int], None] | None = None) -> Admission:
         kind, wait = reply
         if kind == "rate":  # at most the window: replicas read their clocks a little apart, and the oldest place
             # taken could be a moment "later" than this call's now (a Retry-After of 61 s on a 60 s window)
             return Admission(False, "rate", per_minute, "minute", min(60.0, float(wait)))
         if kind == "quota":
             return Admission(False, "quota", key.quota or 0, key.period, float(wait))
+        if granted is not None:
+            granted(int(wait))
         return Admission(True)
