@@ -1,4 +1,6 @@
 """Rates per skill class and quotas per key, on an injected clock (agentlab/site/limits.py), in memory and in Redis."""
+import os
+
 import pytest
 from site_helpers import Clock
 
@@ -241,7 +243,7 @@ def test_a_window_never_holds_more_than_its_limit_with_batches_on_a_moving_clock
 def test_places_not_used_in_time_are_given_back_to_the_window_and_the_quota(redis_url):
     """A replica whose batch runs out unused gives the places back on its next round trip of that key and skill:
     the window and the quota then hold the calls made and no more. A batch from an earlier quota period is never
-    used in the next one, and its places leave the window without touching the new period's count."""
+    used in the next one, and its places go back to its own period's count, never the new one's."""
     store = open_store(redis_url)
     clock = Clock(86_400 * 20_000 + 100)
     limiter = _counting(RedisLimiter(store.client, prefix=store.prefix, clock=clock))
@@ -257,7 +259,7 @@ def test_places_not_used_in_time_are_given_back_to_the_window_and_the_quota(redi
     assert store.client.get(f"{store.prefix}quota:k1:{slot}") == str(2 + BATCH_PLACES)
     clock.now = 86_400 * (slot + 1) + 1  # the next day, within the same minute's window: the batch is not used
     assert limiter.admit(capped, "get_weather", 1000).ok and limiter.trips == 3
-    assert store.client.get(f"{store.prefix}quota:k1:{slot}") == str(2 + BATCH_PLACES)  # that day is over
+    assert store.client.get(f"{store.prefix}quota:k1:{slot}") == "3"  # that day's three calls: its unused places back
     assert store.client.get(f"{store.prefix}quota:k1:{slot + 1}") == str(BATCH_PLACES)
     clock.now += 61
     assert limiter.admit(capped, "get_weather", 1000).ok
@@ -314,3 +316,76 @@ def test_the_site_s_path_on_the_event_loop_takes_its_places_in_batches_as_well(r
         return [(await limiter.admit_async(key(), "get_weather", 1000)).ok for _ in range(3 * BATCH_PLACES)]
     assert asyncio.run(calls()) == [True] * 3 * BATCH_PLACES and len(trips) == 3
     assert store.client.zcard(f"{store.prefix}rate:k1:get_weather") == 3 * BATCH_PLACES
+
+
+def test_a_give_back_the_server_ran_twice_returns_the_places_once(redis_url):
+    """A round trip that gave places back and whose reply was lost is sent again with them: the quota went 14 below
+    the calls admitted, and as many calls past it got through. A give-back counts only the places it removed."""
+    store = open_store(redis_url)
+    clock = Clock(86_400 * 20_000 + 100)
+    limiter = RedisLimiter(store.client, prefix=store.prefix, clock=clock)
+    capped = key(quota=1000)
+    assert limiter.admit(capped, "get_weather", 1000).ok and limiter.admit(capped, "get_weather", 1000).ok
+    clock.now += BATCH_SECONDS + 1  # 14 places unused
+    lua = limiter._lua
+
+    def ran_then_lost(name, keys, args):
+        lua(name, keys, args)
+        raise ConnectionError("the connection broke after the server ran the script")
+    limiter._lua = ran_then_lost
+    with pytest.raises(ConnectionError):
+        limiter.admit(capped, "get_weather", 1000)  # it ran: one call counted, its batch taken, 14 given back
+    limiter._lua = lua
+    assert limiter.admit(capped, "get_weather", 1000).ok  # the 14 sent again, with a new batch's 16
+    counter = f"{store.prefix}quota:k1:{int(clock.now // 86_400)}"
+    # the two calls, the lost round trip's call and its 15 places (never handed out here), this call and its 15
+    assert int(store.client.get(counter)) == 2 + BATCH_PLACES + BATCH_PLACES
+
+
+def test_a_replica_gives_places_back_with_a_call_of_another_skill_or_on_its_own_timer(redis_url):
+    """Unused places were given back only with the next call of the same key and skill: a replica whose calls went to
+    another skill, or that got none, held them in the quota for the rest of the day (45 of a quota of 100 over
+    three replicas). Any round trip of the limiter gives them back, and an event loop's timer does so unasked."""
+    import asyncio
+    store = open_store(redis_url)
+    clock = Clock(86_400 * 20_000 + 100)
+    limiter = RedisLimiter(store.client, prefix=store.prefix, clock=clock)
+    capped = key(quota=10_000)
+    counter = f"{store.prefix}quota:k1:{int(clock.now // 86_400)}"
+    assert limiter.admit(capped, "get_weather", 1000).ok
+    clock.now += BATCH_SECONDS + 1
+    assert limiter.admit(capped, "get_order", 60).ok  # another skill, counted one by one
+    assert store.client.zcard(f"{store.prefix}rate:k1:get_weather") == 1 and store.client.get(counter) == "2"
+
+    idle = RedisLimiter(store.client, prefix=store.prefix, clock=clock)
+
+    async def one_call_then_idle():
+        assert (await idle.admit_async(capped, "get_news", 1000)).ok
+        assert store.client.get(counter) == str(2 + BATCH_PLACES)
+        clock.now += BATCH_SECONDS + 1
+        await asyncio.sleep(BATCH_SECONDS + 0.3)  # no call: the loop's timer gives the 15 back
+    asyncio.run(one_call_then_idle())
+    assert store.client.get(counter) == "3" and store.client.zcard(f"{store.prefix}rate:k1:get_news") == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_forked_child_uses_none_of_its_parent_s_places(redis_url):
+    """A child forked after its parent took a batch used the same places: 29 calls admitted, 15 counted."""
+    store, clock = open_store(redis_url), Clock()
+    limiter = RedisLimiter(store.client, prefix=store.prefix, clock=clock)
+    assert limiter.admit(key(), "get_weather", 1000).ok  # a batch of 16: 15 places left here
+    pid = os.fork()
+    if pid == 0:  # the child: each of its calls is a round trip of its own, counted in the window
+        code = 1
+        try:
+            for _ in range(3):
+                limiter.admit(key(), "get_weather", 640)  # (640 a minute: a batch of 16 again, its own)
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    for _ in range(BATCH_PLACES - 1):
+        assert limiter.admit(key(), "get_weather", 1000).ok
+    # the parent's 16 (every one used), the child's batch of 16 (one used, 15 held until given back or gone)
+    assert store.client.zcard(f"{store.prefix}rate:k1:get_weather") == 2 * BATCH_PLACES

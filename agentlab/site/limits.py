@@ -14,10 +14,12 @@ are admitted without asking Redis.
 """
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -84,12 +86,13 @@ BATCH_PLACES = 16
 #: how long a batch's places may be used: each is kept in the window as if used at the end of it
 BATCH_SECONDS = 1.0
 
-# KEYS: the sliding window (a sorted set of call times), the quota's counter for this slot.
+# KEYS: the sliding window (a sorted set of call times), the quota's counter for this slot, then for each batch given
+# back its window, the quota counter it was counted in and its mark (that its count was given back).
 # ARGV: now, per minute, quota (-1: none), seconds until the quota's slot ends, the slot's length, QUOTA_SYNC,
 # a token the caller drew at random (the call's member in the window: unique without a shared counter to bump),
-# the places wanted (1, or a batch's), the time a batch's places are kept as (now + BATCH_SECONDS), then the
-# places the caller gives back: how many batches, and for each its time, token, first and end place and whether
-# its quota count was in this slot (1) or an earlier one (0: that count no longer matters).
+# the places wanted (1, or a batch's; 0: only give back), the time a batch's places are kept as
+# (now + BATCH_SECONDS), then how many batches are given back and for each its time, token, first and end place,
+# whether its grant counted them in the quota (1) and the seconds its quota period has left (and a minute).
 # What the script writes is kept from the append-only file and the replicas (REPL_NONE): a server run with
 # appendfsync always (what the site's claims require) would otherwise fsync the disk before answering each
 # read, and the caller wait for it. A crash then forgets the last minute's windows (they end within a minute
@@ -99,28 +102,32 @@ BATCH_SECONDS = 1.0
 # CPU a read pays: the count is taken first and given back when it went past the quota (a refusal's two commands
 # spare every admitted call a GET; a quota of 0 refuses before counting, and so writes nothing). A batch is
 # granted only while the window, and the quota, stay under three quarters full with it: near a limit every call
-# is counted as it comes.
+# is counted as it comes. A batch's quota count is given back once, under a mark kept until its period ends: a
+# give-back the server runs twice (a reply lost, a client that sent it again) returns the places once.
 _ADMIT = """
 local now = tonumber(ARGV[1])
 local quota = tonumber(ARGV[3])
 redis.set_repl(redis.REPL_NONE)
-local at, back = 10, 0
+local at, k = 10, 2
 for _ = 1, tonumber(ARGV[10] or 0) do
-  local first, stop = tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
   local places = {}
-  for i = first, stop - 1 do
+  for i = tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4]) - 1 do
     places[#places + 1] = ARGV[at + 1] .. ':' .. ARGV[at + 2] .. ':' .. i
   end
+  local ttl = math.ceil(tonumber(ARGV[at + 6]))
   if #places > 0 then
-    redis.call('ZREM', KEYS[1], unpack(places))
-    if ARGV[at + 5] == '1' then
-      back = back + #places
+    redis.call('ZREM', KEYS[k + 1], unpack(places))
+    if ARGV[at + 5] == '1' and ttl > 0 and redis.call('EXISTS', KEYS[k + 2]) == 1
+        and redis.call('SET', KEYS[k + 3], '1', 'NX', 'EX', ttl)
+        and redis.call('DECRBY', KEYS[k + 2], #places) < 0 then
+      redis.call('SET', KEYS[k + 2], 0, 'KEEPTTL')
     end
   end
-  at = at + 5
+  at, k = at + 6, k + 3
 end
-if back > 0 and quota > 0 and redis.call('EXISTS', KEYS[2]) == 1 and redis.call('DECRBY', KEYS[2], back) < 0 then
-  redis.call('SET', KEYS[2], 0, 'KEEPTTL')
+local want = tonumber(ARGV[8])
+if want == 0 then
+  return {'ok', '0'}
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 60)
 local count = redis.call('ZCARD', KEYS[1])
@@ -135,7 +142,6 @@ end
 if quota == 0 then
   return {'quota', ARGV[4]}
 end
-local want = tonumber(ARGV[8])
 if want > 1 and count + want > limit - math.floor(limit / 4) then
   want = 1
 end
@@ -174,18 +180,16 @@ return {'ok', tostring(want)}
 
 
 class _Batch:
-    """Places a round trip took in a window ahead of the calls of one key and skill on this replica: the places
-    ``1 .. size - 1`` of its members (``kept:token:i``), the next one ``next``; usable until ``until`` (the time
-    they are kept as) in the quota's slot ``slot``."""
+    """Places a round trip took ahead of the calls of one key and skill on this replica: the places ``1 .. size - 1``
+    of its members (``kept:token:i``) in the window ``window``, the next one ``next``, usable until ``until`` (the
+    time they are kept as) in the quota's slot ``slot``; ``counted``: its grant counted them in ``quota`` (a key)."""
 
-    __slots__ = ("kept", "next", "size", "slot", "token", "until")
+    __slots__ = ("counted", "ends", "kept", "next", "quota", "size", "slot", "token", "until", "window")
 
-    def __init__(self, kept: str, token: str, size: int, until: float, slot: int):
+    def __init__(self, window: str, quota: str, counted: bool, kept: str, token: str, size: int, until: float,
+                 slot: int, ends: float):
+        self.window, self.quota, self.counted, self.ends = window, quota, counted, ends  # ends: its quota period's
         self.kept, self.token, self.size, self.until, self.slot, self.next = kept, token, size, until, slot, 1
-
-    def given_back(self, slot: int) -> list[Any]:
-        """The places not used, as the script reads them back."""
-        return [self.kept, self.token, self.next, self.size, int(self.slot == slot)]
 
 
 class RedisLimiter:
@@ -196,11 +200,10 @@ class RedisLimiter:
 
     From :data:`BATCH_FROM` calls a minute, a round trip may also take up to :data:`BATCH_PLACES` places for the
     next calls of the same key and skill here (a batch), counted in the quota at once and kept in the window as if
-    used :data:`BATCH_SECONDS` later, so that no window ever holds more calls than its limit. A batch is granted only
-    while the window and the quota stay under three quarters full; its places not used within
-    :data:`BATCH_SECONDS` are given back on the next round trip of that key and skill. Near a limit, every call
-    is counted as it comes; a replica that stops calling keeps its unused places in the window until they leave it
-    (a minute), which may refuse another replica's calls that many places early.
+    used :data:`BATCH_SECONDS` later, so that a batch never lets a window hold more calls than its limit. A batch is
+    granted only while the window and the quota stay under three quarters full; its places not used within
+    :data:`BATCH_SECONDS` are given back with this limiter's next round trip, or by a round trip of their own
+    on the event loop that took them (a timer), so an idle replica holds none for long.
     """
 
     def __init__(self, client: Any, *, prefix: str = "agentlab:", clock: Callable[[], float] = time.time):
@@ -209,14 +212,31 @@ class RedisLimiter:
         self.prefix = prefix
         self._lua = LuaScripts(client, {"admit": _ADMIT})
         self._lock = threading.Lock()
-        self._batches: dict[tuple[str, str], list[_Batch]] = {}
-        self._unused: dict[tuple[str, str], list[_Batch]] = {}  # batches over, with places to give back
+        self._forget_batches()
+
+    def _forget_batches(self) -> None:
+        # (a forked child starts with none: its parent's places are its parent's to use and give back)
+        self._pid = os.getpid()
+        self._batches: dict[tuple[str, str], deque[_Batch]] = {}  # the batches a key and skill may still use
+        self._over: deque[_Batch] = deque()  # every batch granted, by the time it is over
+        self._back: list[tuple[_Batch, int, int]] = []  # batches over: their places from .. to, to give back
+        # loops whose timer will give places back (held weakly: a loop that ended with its timer set is not kept)
+        self._timed: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
 
     def __repr__(self) -> str:
         return f"RedisLimiter(prefix={self.prefix!r})"
 
     def close(self) -> None:
-        """Its connections closed (a call waiting on one fails); the next call opens one again."""
+        """Places not used given back (as far as the server answers), then its connections closed (a call waiting
+        on one fails); the next call opens one again."""
+        with self._lock:
+            self._sweep(float("inf"))
+        keys, args, back = self._giving_back(self.clock())
+        if back:
+            try:
+                self._lua("admit", keys, args)
+            except Exception:  # noqa: BLE001 - closing: the places leave the window within a minute anyway
+                pass
         self._lua.close()
 
     def admit(self, key: ApiKey, skill: str, per_minute: int) -> Admission:
@@ -227,9 +247,9 @@ class RedisLimiter:
         try:
             reply = self._lua("admit", keys, args)
         except BaseException:
-            self._keep(key, skill, back)
+            self._keep(back)
             raise
-        return self._verdict(key, per_minute, reply, self._on_grant(key, skill, now, args))
+        return self._verdict(key, per_minute, reply, self._on_grant(key, skill, now, keys, args))
 
     async def admit_async(self, key: ApiKey, skill: str, per_minute: int) -> Admission:
         """:meth:`admit` awaited on the running event loop (the script's round trip holds no thread)."""
@@ -240,55 +260,124 @@ class RedisLimiter:
         try:
             reply = await self._lua.call_async("admit", keys, args)
         except BaseException:
-            self._keep(key, skill, back)
+            self._keep(back)
             raise
-        return self._verdict(key, per_minute, reply, self._on_grant(key, skill, now, args))
+        granted = self._on_grant(key, skill, now, keys, args)
+        verdict = self._verdict(key, per_minute, reply, granted)
+        if self._over:
+            self._time_give_back(asyncio.get_running_loop())
+        return verdict
 
     def _from_batch(self, key: ApiKey, skill: str, now: float) -> bool:
-        """Whether a batch of this replica has a place for this call (taken if so); batches over are set aside."""
+        """Whether a batch of this replica has a place for this call (taken if so)."""
         slot = int(now // PERIODS[key.period])
         with self._lock:
+            self._mine()
             batches = self._batches.get((key.id, skill))
             while batches:
                 batch = batches[0]
                 if now < batch.until and batch.slot == slot and batch.next < batch.size:
                     batch.next += 1
                     return True
-                batches.pop(0)
-                if batch.next < batch.size:
-                    self._unused.setdefault((key.id, skill), []).append(batch)
+                batches.popleft()  # used up or over (its unused places are given back from self._over)
+                if not batches:
+                    del self._batches[key.id, skill]
         return False
 
-    def _keep(self, key: ApiKey, skill: str, back: list[_Batch]) -> None:
-        """Places to give back that a failed round trip did not: given back on the next one."""
+    def _mine(self) -> None:
+        """In a forked child, none of the parent's batches (called holding the lock)."""
+        if self._pid != os.getpid():
+            self._forget_batches()
+
+    def _sweep(self, now: float) -> None:
+        """Batches over by ``now`` closed (no place of theirs is used any more) and their unused places set to be
+        given back (called holding the lock)."""
+        over = self._over
+        while over and over[0].until <= now:
+            batch = over.popleft()
+            if batch.next < batch.size:
+                self._back.append((batch, batch.next, batch.size))
+                batch.next = batch.size
+
+    def _keep(self, back: list[tuple[_Batch, int, int]]) -> None:
+        """Places a failed round trip was to give back: given back with the next one (the server may have run it
+        already: a give-back counts only places still in their window, so twice returns them once)."""
         if back:
             with self._lock:
-                self._unused.setdefault((key.id, skill), []).extend(back)
+                self._back.extend(back)
 
-    def _on_grant(self, key: ApiKey, skill: str, now: float, args: list[Any]) -> Callable[[int], None]:
+    def _on_grant(self, key: ApiKey, skill: str, now: float, keys: list[str],
+                  args: list[Any]) -> Callable[[int], None]:
         def granted(size: int) -> None:
             if size > 1:
-                batch = _Batch(args[8], args[6], size, now + BATCH_SECONDS, int(now // PERIODS[key.period]))
+                span = PERIODS[key.period]
+                slot = int(now // span)
+                batch = _Batch(keys[0], keys[1], key.quota is not None and key.quota > 0, args[8], args[6], size,
+                               now + BATCH_SECONDS, slot, (slot + 1) * span)
                 with self._lock:
-                    self._batches.setdefault((key.id, skill), []).append(batch)
+                    self._batches.setdefault((key.id, skill), deque()).append(batch)
+                    self._over.append(batch)
         return granted
 
     def _call(self, key: ApiKey, skill: str, per_minute: int,
-              now: float) -> tuple[list[str], list[Any], list[_Batch]]:
+              now: float) -> tuple[list[str], list[Any], list[tuple[_Batch, int, int]]]:
         span = PERIODS[key.period]
         slot = int(now // span)
         keys = [f"{self.prefix}rate:{key.id}:{skill}", f"{self.prefix}quota:{key.id}:{slot}"]
         want = min(BATCH_PLACES, per_minute // 40) if per_minute >= BATCH_FROM else 1
         args = [repr(now), per_minute, -1 if key.quota is None else key.quota, repr((slot + 1) * span - now), span,
                 QUOTA_SYNC, os.urandom(8).hex(), want, repr(now + BATCH_SECONDS)]
-        back: list[_Batch] = []
-        if self._unused:
+        back: list[tuple[_Batch, int, int]] = []
+        if self._over or self._back:
             with self._lock:
-                back = self._unused.pop((key.id, skill), [])
-            args.append(len(back))
-            for batch in back:
-                args += batch.given_back(slot)
+                self._mine()
+                self._sweep(now)
+                back, self._back = self._back, []
+            self._add_back(keys, args, back, now)
         return keys, args, back
+
+    def _add_back(self, keys: list[str], args: list[Any], back: list[tuple[_Batch, int, int]], now: float) -> None:
+        args.append(len(back))
+        for batch, first, end in back:
+            keys += (batch.window, batch.quota, f"{self.prefix}back:{batch.token}")
+            args += (batch.kept, batch.token, first, end, int(batch.counted), repr(batch.ends - now + 60))
+
+    def _giving_back(self, now: float) -> tuple[list[str], list[Any], list[tuple[_Batch, int, int]]]:
+        """A round trip that only gives back the places of batches over: its keys and arguments, and what it gives
+        back (taken from the list: kept again if the round trip fails)."""
+        with self._lock:
+            self._mine()
+            self._sweep(now)
+            back, self._back = self._back, []
+        keys = [f"{self.prefix}rate:-", f"{self.prefix}quota:-"]
+        args: list[Any] = [repr(now), 0, -1, "0", 1, QUOTA_SYNC, "-", 0, "0"]
+        self._add_back(keys, args, back, now)
+        return keys, args, back
+
+    def _time_give_back(self, loop: asyncio.AbstractEventLoop) -> None:
+        """A timer on ``loop`` that gives back the places of batches over, unless a round trip did it first."""
+        if loop in self._timed:
+            return
+        self._timed.add(loop)
+
+        def due() -> None:
+            self._timed.discard(loop)
+            with self._lock:
+                self._sweep(self.clock())
+            if self._back:
+                loop.create_task(self._give_back_async())
+            if self._over:
+                self._time_give_back(loop)
+        loop.call_later(BATCH_SECONDS + 0.05, due)
+
+    async def _give_back_async(self) -> None:
+        keys, args, back = self._giving_back(self.clock())
+        if not back:
+            return
+        try:
+            await self._lua.call_async("admit", keys, args)
+        except Exception:  # noqa: BLE001 - given back with the next round trip instead
+            self._keep(back)
 
     @staticmethod
     def _verdict(key: ApiKey, per_minute: int, reply: Any, granted: Callable[[int], None] | None = None) -> Admission:
