@@ -222,6 +222,7 @@ class RedisLimiter:
         self._back: list[tuple[_Batch, int, int]] = []  # batches over: their places from .. to, to give back
         # loops whose timer will give places back (held weakly: a loop that ended with its timer set is not kept)
         self._timed: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
+        self._giving: set[asyncio.Task] = set()  # give-backs on their way
 
     def __repr__(self) -> str:
         return f"RedisLimiter(prefix={self.prefix!r})"
@@ -364,8 +365,10 @@ class RedisLimiter:
             self._timed.discard(loop)
             with self._lock:
                 self._sweep(self.clock())
-            if self._back:
-                loop.create_task(self._give_back_async())
+            if self._back:  # (held until done: the loop keeps only a weak reference to a task)
+                task = loop.create_task(self._give_back_async())
+                self._giving.add(task)
+                task.add_done_callback(self._giving.discard)
             if self._over:
                 self._time_give_back(loop)
         loop.call_later(BATCH_SECONDS + 0.05, due)
@@ -376,7 +379,10 @@ class RedisLimiter:
             return
         try:
             await self._lua.call_async("admit", keys, args)
-        except Exception:  # noqa: BLE001 - given back with the next round trip instead
+        except asyncio.CancelledError:  # (its loop closing): given back with the next round trip instead
+            self._keep(back)
+            raise
+        except Exception:  # noqa: BLE001 - nobody awaits it: given back with the next round trip instead
             self._keep(back)
 
     @staticmethod
