@@ -241,6 +241,9 @@ class Pipe:
                 loop.remove_writer(self.fd)
             os.close(self.fd)
         why = why or closed_here()
+        loop = self._loop()
+        if loop is None or loop.is_closed():  # nobody can wait on a closed loop (and its futures cannot be settled)
+            self.waiting.clear()
         while self.waiting:
             future, _ = self.waiting.popleft()
             if not future.done():

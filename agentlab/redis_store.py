@@ -204,6 +204,16 @@ class LuaScripts:
                 raise
             return await wait_in_worker(lambda: self._scripts[name](keys=keys, args=args), None, write=True)
 
+    def send_soon(self, name: str, keys: list[str], args: list[Any],
+                  loop: asyncio.AbstractEventLoop) -> asyncio.Future[Any] | None:
+        """The script written now on ``loop``'s open connection, without a task: its reply's future (a callback
+        reads it), or None when the loop has none open (nothing was sent). For work nobody waits for, which a
+        task would leave pending if its loop closed first."""
+        got = self._pipes.get(loop) if self._pid == os.getpid() else None
+        if not isinstance(got, Pipe) or got.closed:
+            return None
+        return got.send(_pack(b"EVALSHA", self._sha[name], keys, args))
+
     async def _pipe(self, loop: asyncio.AbstractEventLoop) -> Pipe | None:
         """This loop's open connection, opened now if it has none (None: this call goes the thread way)."""
         if self._pid != os.getpid():  # a forked child: the parent's connections are not its own

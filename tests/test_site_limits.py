@@ -320,7 +320,8 @@ def test_the_site_s_path_on_the_event_loop_takes_its_places_in_batches_as_well(r
 
 def test_a_give_back_the_server_ran_twice_returns_the_places_once(redis_url):
     """A round trip that gave places back and whose reply was lost is sent again with them: the quota went 14 below
-    the calls admitted, and as many calls past it got through. A give-back counts only the places it removed."""
+    the calls admitted, and as many calls past it got through. Redis gives a batch's places back once (its mark), and
+    a batch taken by a round trip whose reply was lost is given back, not held for the rest of the day."""
     store = open_store(redis_url)
     clock = Clock(86_400 * 20_000 + 100)
     limiter = RedisLimiter(store.client, prefix=store.prefix, clock=clock)
@@ -338,8 +339,10 @@ def test_a_give_back_the_server_ran_twice_returns_the_places_once(redis_url):
     limiter._lua = lua
     assert limiter.admit(capped, "get_weather", 1000).ok  # the 14 sent again, with a new batch's 16
     counter = f"{store.prefix}quota:k1:{int(clock.now // 86_400)}"
-    # the two calls, the lost round trip's call and its 15 places (never handed out here), this call and its 15
-    assert int(store.client.get(counter)) == 2 + BATCH_PLACES + BATCH_PLACES
+    # the two calls, the lost round trip's own call (it ran), this call and its 15: the batch the lost round trip took
+    # there, never handed out here, is given back too (it held 15 of the quota for the day)
+    assert int(store.client.get(counter)) == 2 + 1 + BATCH_PLACES
+    assert store.client.zcard(f"{store.prefix}rate:k1:get_weather") == 2 + 1 + BATCH_PLACES
 
 
 def test_a_replica_gives_places_back_with_a_call_of_another_skill_or_on_its_own_timer(redis_url):
@@ -389,3 +392,49 @@ def test_a_forked_child_uses_none_of_its_parent_s_places(redis_url):
         assert limiter.admit(key(), "get_weather", 1000).ok
     # the parent's 16 (every one used), the child's batch of 16 (one used, 15 held until given back or gone)
     assert store.client.zcard(f"{store.prefix}rate:k1:get_weather") == 2 * BATCH_PLACES
+
+
+def test_a_call_the_server_runs_twice_counts_once_and_keeps_its_batch(redis_url):
+    """redis-py sends a script again when the connection breaks after the server ran it: the second run counted a
+    batch of 16 in the quota again (18 counted for 2 calls). The call finds its own place and is answered as before."""
+    store, clock = open_store(redis_url), Clock(86_400 * 20_000 + 100)
+    limiter = RedisLimiter(store.client, prefix=store.prefix, clock=clock)
+    lua, trips = limiter._lua, []
+
+    def twice(name, keys, args):
+        trips.append(name)
+        lua(name, keys, args)
+        return lua(name, keys, args)
+    limiter._lua = twice
+    assert all(limiter.admit(key(quota=1000), "get_weather", 1000).ok for _ in range(BATCH_PLACES)) and len(trips) == 1
+    counter = f"{store.prefix}quota:k1:{int(clock.now // 86_400)}"
+    assert store.client.get(counter) == str(BATCH_PLACES)
+    assert store.client.zcard(f"{store.prefix}rate:k1:get_weather") == BATCH_PLACES
+
+
+def test_places_given_back_by_a_loop_s_timer_need_no_task_and_close_gives_back_the_rest(redis_url):
+    """The timer's give-back ran as a task: fired while asyncio.run was shutting down, the task was left pending on
+    a closed loop ("Task was destroyed but it is pending!") with the places it carried. It is written on the loop's
+    connection now, and what no round trip gave back is given back by close()."""
+    import asyncio
+    store = open_store(redis_url)
+    clock = Clock(86_400 * 20_000 + 100)
+    limiter = RedisLimiter(store.client, prefix=store.prefix, clock=clock)
+    capped = key(quota=1000)
+
+    counter = f"{store.prefix}quota:k1:{int(clock.now // 86_400)}"
+
+    async def calls():
+        loop = asyncio.get_running_loop()
+        assert (await limiter.admit_async(capped, "get_order", 1000)).ok  # the loop's connection open
+        started, create = [], loop.create_task
+        loop.create_task = lambda coro, **kw: started.append(coro) or create(coro, **kw)
+        assert (await limiter.admit_async(capped, "get_weather", 1000)).ok
+        clock.now += BATCH_SECONDS + 1
+        await asyncio.sleep(BATCH_SECONDS + 0.3)  # the timer gives both batches' places back
+        assert started == [] and store.client.get(counter) == "2"
+        assert (await limiter.admit_async(capped, "get_news", 1000)).ok  # and the loop ends with this one's timer set
+    asyncio.run(calls())
+    assert store.client.get(counter) == str(2 + BATCH_PLACES)
+    limiter.close()
+    assert store.client.get(counter) == "3" and store.client.zcard(f"{store.prefix}rate:k1:get_news") == 1

@@ -493,3 +493,23 @@ def test_closing_from_another_thread_while_the_loop_stops_still_closes(redis_ser
             loop.call_soon_threadsafe(loop.stop)
             thread.join(10)
         loop.close()
+
+
+def test_a_loop_closed_with_a_call_still_waiting_on_its_connection_is_closed_without_an_error():
+    """A loop that ended while a reply was still coming (a give-back written at its shutdown) left a waiting future
+    on the connection: closing it later set the future's exception on a closed loop and raised 'Event loop is
+    closed' out of the store's close()."""
+    import socket
+
+    from agentlab.redis_pipe import Pipe
+    ours, server = socket.socketpair()
+    loop = asyncio.new_event_loop()
+    try:
+        pipe = Pipe(loop, os.dup(ours.fileno()), 3.0, "utf-8", "strict")
+        waiting = pipe.send(b"*1\r\n$4\r\nPING\r\n")  # the server never answers
+    finally:
+        loop.close()
+    pipe.close()  # no RuntimeError
+    assert pipe.closed and not waiting.done()
+    ours.close()
+    server.close()

@@ -86,13 +86,12 @@ BATCH_PLACES = 16
 #: how long a batch's places may be used: each is kept in the window as if used at the end of it
 BATCH_SECONDS = 1.0
 
-# KEYS: the sliding window (a sorted set of call times), the quota's counter for this slot, then for each batch given
-# back its window, the quota counter it was counted in and its mark (that its count was given back).
+# KEYS: the sliding window (a sorted set of call times), the quota's counter for this slot, this call's mark (what a
+# batch it takes holds), then for each batch given back its window, the quota counter it was counted in and its mark.
 # ARGV: now, per minute, quota (-1: none), seconds until the quota's slot ends, the slot's length, QUOTA_SYNC,
 # a token the caller drew at random (the call's member in the window: unique without a shared counter to bump),
 # the places wanted (1, or a batch's; 0: only give back), the time a batch's places are kept as
-# (now + BATCH_SECONDS), then how many batches are given back and for each its time, token, first and end place,
-# whether its grant counted them in the quota (1) and the seconds its quota period has left (and a minute).
+# (now + BATCH_SECONDS), then how many batches are given back and for each its time, token, first and end place.
 # What the script writes is kept from the append-only file and the replicas (REPL_NONE): a server run with
 # appendfsync always (what the site's claims require) would otherwise fsync the disk before answering each
 # read, and the caller wait for it. A crash then forgets the last minute's windows (they end within a minute
@@ -100,34 +99,46 @@ BATCH_SECONDS = 1.0
 # a multiple of QUOTA_SYNC. The counter's expiry is set when the slot's first count makes it (a slot's length and a
 # minute from then: past the slot's end), not again on each count; the SET carries it to the file. Each command is
 # CPU a read pays: the count is taken first and given back when it went past the quota (a refusal's two commands
-# spare every admitted call a GET; a quota of 0 refuses before counting, and so writes nothing). A batch is
-# granted only while the window, and the quota, stay under three quarters full with it: near a limit every call
-# is counted as it comes. A batch's quota count is given back once, under a mark kept until its period ends: a
-# give-back the server runs twice (a reply lost, a client that sent it again) returns the places once.
+# spare every admitted call a GET; a quota of 0 refuses before counting, and so writes nothing).
+# A batch is granted only while the window, and the quota, stay under three quarters full with it: near a limit
+# every call is counted as it comes. Its mark holds the places granted beyond the call's own and whether the quota
+# counted them, until the quota's period ends: a give-back takes the mark and returns at most that many, so a
+# give-back the server runs twice (a reply lost, a client that sent it again) returns them once, and one for a
+# batch that was never granted returns nothing; a call the server runs twice (redis-py's retry after a reply lost)
+# finds its own member in the window and is answered from its mark, counted once.
 _ADMIT = """
 local now = tonumber(ARGV[1])
 local quota = tonumber(ARGV[3])
 redis.set_repl(redis.REPL_NONE)
-local at, k = 10, 2
+local at, k = 10, 3
 for _ = 1, tonumber(ARGV[10] or 0) do
+  local first, stop = tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
   local places = {}
-  for i = tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4]) - 1 do
+  for i = first, stop - 1 do
     places[#places + 1] = ARGV[at + 1] .. ':' .. ARGV[at + 2] .. ':' .. i
   end
-  local ttl = math.ceil(tonumber(ARGV[at + 6]))
-  if #places > 0 then
-    redis.call('ZREM', KEYS[k + 1], unpack(places))
-    if ARGV[at + 5] == '1' and ttl > 0 and redis.call('EXISTS', KEYS[k + 2]) == 1
-        and redis.call('SET', KEYS[k + 3], '1', 'NX', 'EX', ttl)
-        and redis.call('DECRBY', KEYS[k + 2], #places) < 0 then
+  local mark = redis.call('GET', KEYS[k + 3])
+  if mark then
+    redis.call('DEL', KEYS[k + 3])
+    if #places > 0 then
+      redis.call('ZREM', KEYS[k + 1], unpack(places))
+    end
+    local held, counted = string.match(mark, '^(%d+):(%d)$')
+    local back = math.min(tonumber(held), stop - first)
+    if counted == '1' and back > 0 and redis.call('EXISTS', KEYS[k + 2]) == 1
+        and redis.call('DECRBY', KEYS[k + 2], back) < 0 then
       redis.call('SET', KEYS[k + 2], 0, 'KEEPTTL')
     end
   end
-  at, k = at + 6, k + 3
+  at, k = at + 4, k + 3
 end
 local want = tonumber(ARGV[8])
 if want == 0 then
   return {'ok', '0'}
+end
+if redis.call('ZSCORE', KEYS[1], ARGV[1] .. ':' .. ARGV[7]) then
+  local mark = redis.call('GET', KEYS[3])
+  return {'ok', tostring(1 + (mark and tonumber(string.match(mark, '^(%d+)')) or 0))}
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 60)
 local count = redis.call('ZCARD', KEYS[1])
@@ -173,6 +184,8 @@ if want > 1 then
     later[#later + 1] = ARGV[9] .. ':' .. ARGV[7] .. ':' .. i
   end
   redis.call('ZADD', KEYS[1], unpack(later))
+  local counted = quota > 0 and '1' or '0'
+  redis.call('SET', KEYS[3], (want - 1) .. ':' .. counted, 'EX', math.max(math.ceil(tonumber(ARGV[4])), 0) + 120)
 end
 redis.call('EXPIRE', KEYS[1], 120)
 return {'ok', tostring(want)}
@@ -180,16 +193,20 @@ return {'ok', tostring(want)}
 
 
 class _Batch:
-    """Places a round trip took ahead of the calls of one key and skill on this replica: the places ``1 .. size - 1``
-    of its members (``kept:token:i``) in the window ``window``, the next one ``next``, usable until ``until`` (the
-    time they are kept as) in the quota's slot ``slot``; ``counted``: its grant counted them in ``quota`` (a key)."""
+    """Places a round trip took ahead of the calls of one key and skill on this replica at a limit of ``limit`` a
+    minute: the places ``1 .. size - 1`` of its members (``kept:token:i``) in the window ``window``, the next one
+    ``next``, usable until ``until`` (the time they are kept as) in the quota's slot ``slot``. ``quota``: the counter
+    its grant counted them in, ``mark``: what the grant holds in Redis until they are given back."""
 
-    __slots__ = ("counted", "ends", "kept", "next", "quota", "size", "slot", "token", "until", "window")
+    __slots__ = ("kept", "limit", "mark", "next", "quota", "size", "slot", "token", "until", "window")
 
-    def __init__(self, window: str, quota: str, counted: bool, kept: str, token: str, size: int, until: float,
-                 slot: int, ends: float):
-        self.window, self.quota, self.counted, self.ends = window, quota, counted, ends  # ends: its quota period's
+    def __init__(self, window: str, quota: str, mark: str, kept: str, token: str, size: int, until: float,
+                 slot: int, limit: int):
+        self.window, self.quota, self.mark, self.limit = window, quota, mark, limit
         self.kept, self.token, self.size, self.until, self.slot, self.next = kept, token, size, until, slot, 1
+
+
+_Back = tuple[_Batch, int, int]  # a batch's places from .. to, to be given back
 
 
 class RedisLimiter:
@@ -202,8 +219,9 @@ class RedisLimiter:
     next calls of the same key and skill here (a batch), counted in the quota at once and kept in the window as if
     used :data:`BATCH_SECONDS` later, so that a batch never lets a window hold more calls than its limit. A batch is
     granted only while the window and the quota stay under three quarters full; its places not used within
-    :data:`BATCH_SECONDS` are given back with this limiter's next round trip, or by a round trip of their own
-    on the event loop that took them (a timer), so an idle replica holds none for long.
+    :data:`BATCH_SECONDS` are given back with this limiter's next round trip, or on the event loop that took them
+    a moment later (no task: a write on its open connection), or at :meth:`close`. Each is given back until a
+    round trip that carried it answers; Redis returns a batch's places once (the script's marks).
     """
 
     def __init__(self, client: Any, *, prefix: str = "agentlab:", clock: Callable[[], float] = time.time):
@@ -219,10 +237,9 @@ class RedisLimiter:
         self._pid = os.getpid()
         self._batches: dict[tuple[str, str], deque[_Batch]] = {}  # the batches a key and skill may still use
         self._over: deque[_Batch] = deque()  # every batch granted, by the time it is over
-        self._back: list[tuple[_Batch, int, int]] = []  # batches over: their places from .. to, to give back
+        self._back: list[_Back] = []  # places to give back, until a round trip that carried them answers
         # loops whose timer will give places back (held weakly: a loop that ended with its timer set is not kept)
         self._timed: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
-        self._giving: set[asyncio.Task] = set()  # give-backs on their way
 
     def __repr__(self) -> str:
         return f"RedisLimiter(prefix={self.prefix!r})"
@@ -230,46 +247,46 @@ class RedisLimiter:
     def close(self) -> None:
         """Places not used given back (as far as the server answers), then its connections closed (a call waiting
         on one fails); the next call opens one again."""
-        with self._lock:
-            self._sweep(float("inf"))
-        keys, args, back = self._giving_back(self.clock())
+        keys, args, back = self._giving_back(float("inf"))
         if back:
             try:
                 self._lua("admit", keys, args)
+                self._given(back)
             except Exception:  # noqa: BLE001 - closing: the places leave the window within a minute anyway
                 pass
         self._lua.close()
 
     def admit(self, key: ApiKey, skill: str, per_minute: int) -> Admission:
         now = self.clock()
-        if per_minute >= BATCH_FROM and self._from_batch(key, skill, now):
+        if per_minute >= BATCH_FROM and self._from_batch(key, skill, per_minute, now):
             return Admission(True)
         keys, args, back = self._call(key, skill, per_minute, now)
         try:
             reply = self._lua("admit", keys, args)
         except BaseException:
-            self._keep(back)
+            self._unsure(key, skill, per_minute, now, keys, args)
             raise
-        return self._verdict(key, per_minute, reply, self._on_grant(key, skill, now, keys, args))
+        self._given(back)
+        return self._verdict(key, per_minute, reply, self._on_grant(key, skill, per_minute, now, keys, args))
 
     async def admit_async(self, key: ApiKey, skill: str, per_minute: int) -> Admission:
         """:meth:`admit` awaited on the running event loop (the script's round trip holds no thread)."""
         now = self.clock()
-        if per_minute >= BATCH_FROM and self._from_batch(key, skill, now):
+        if per_minute >= BATCH_FROM and self._from_batch(key, skill, per_minute, now):
             return Admission(True)
         keys, args, back = self._call(key, skill, per_minute, now)
         try:
             reply = await self._lua.call_async("admit", keys, args)
         except BaseException:
-            self._keep(back)
+            self._unsure(key, skill, per_minute, now, keys, args)
             raise
-        granted = self._on_grant(key, skill, now, keys, args)
-        verdict = self._verdict(key, per_minute, reply, granted)
+        self._given(back)
+        verdict = self._verdict(key, per_minute, reply, self._on_grant(key, skill, per_minute, now, keys, args))
         if self._over:
             self._time_give_back(asyncio.get_running_loop())
         return verdict
 
-    def _from_batch(self, key: ApiKey, skill: str, now: float) -> bool:
+    def _from_batch(self, key: ApiKey, skill: str, per_minute: int, now: float) -> bool:
         """Whether a batch of this replica has a place for this call (taken if so)."""
         slot = int(now // PERIODS[key.period])
         with self._lock:
@@ -277,7 +294,7 @@ class RedisLimiter:
             batches = self._batches.get((key.id, skill))
             while batches:
                 batch = batches[0]
-                if now < batch.until and batch.slot == slot and batch.next < batch.size:
+                if now < batch.until and batch.slot == slot and batch.next < batch.size and batch.limit == per_minute:
                     batch.next += 1
                     return True
                 batches.popleft()  # used up or over (its unused places are given back from self._over)
@@ -300,90 +317,89 @@ class RedisLimiter:
                 self._back.append((batch, batch.next, batch.size))
                 batch.next = batch.size
 
-    def _keep(self, back: list[tuple[_Batch, int, int]]) -> None:
-        """Places a failed round trip was to give back: given back with the next one (the server may have run it
-        already: a give-back counts only places still in their window, so twice returns them once)."""
+    def _given(self, back: list[_Back]) -> None:
+        """``back`` given back: a round trip that carried it answered."""
         if back:
+            gone = set(map(id, back))
             with self._lock:
-                self._back.extend(back)
+                self._back = [b for b in self._back if id(b) not in gone]
 
-    def _on_grant(self, key: ApiKey, skill: str, now: float, keys: list[str],
+    def _unsure(self, key: ApiKey, skill: str, per_minute: int, now: float, keys: list[str],
+                args: list[Any]) -> None:
+        """A round trip that failed may have run on the server: a batch it took there is given back (the mark
+        says; one it never took returns nothing), and what it was to give back stays to be given back."""
+        if args[7] > 1:
+            batch = _Batch(keys[0], keys[1], keys[2], args[8], args[6], args[7], now, 0, per_minute)
+            with self._lock:
+                self._back.append((batch, 1, batch.size))
+
+    def _on_grant(self, key: ApiKey, skill: str, per_minute: int, now: float, keys: list[str],
                   args: list[Any]) -> Callable[[int], None]:
         def granted(size: int) -> None:
             if size > 1:
-                span = PERIODS[key.period]
-                slot = int(now // span)
-                batch = _Batch(keys[0], keys[1], key.quota is not None and key.quota > 0, args[8], args[6], size,
-                               now + BATCH_SECONDS, slot, (slot + 1) * span)
+                batch = _Batch(keys[0], keys[1], keys[2], args[8], args[6], size, now + BATCH_SECONDS,
+                               int(now // PERIODS[key.period]), per_minute)
                 with self._lock:
                     self._batches.setdefault((key.id, skill), deque()).append(batch)
                     self._over.append(batch)
         return granted
 
-    def _call(self, key: ApiKey, skill: str, per_minute: int,
-              now: float) -> tuple[list[str], list[Any], list[tuple[_Batch, int, int]]]:
+    def _call(self, key: ApiKey, skill: str, per_minute: int, now: float) -> tuple[list[str], list[Any], list[_Back]]:
         span = PERIODS[key.period]
         slot = int(now // span)
-        keys = [f"{self.prefix}rate:{key.id}:{skill}", f"{self.prefix}quota:{key.id}:{slot}"]
+        token = os.urandom(8).hex()
+        keys = [f"{self.prefix}rate:{key.id}:{skill}", f"{self.prefix}quota:{key.id}:{slot}",
+                f"{self.prefix}back:{token}"]
         want = min(BATCH_PLACES, per_minute // 40) if per_minute >= BATCH_FROM else 1
         args = [repr(now), per_minute, -1 if key.quota is None else key.quota, repr((slot + 1) * span - now), span,
-                QUOTA_SYNC, os.urandom(8).hex(), want, repr(now + BATCH_SECONDS)]
-        back: list[tuple[_Batch, int, int]] = []
+                QUOTA_SYNC, token, want, repr(now + BATCH_SECONDS)]
+        back: list[_Back] = []
         if self._over or self._back:
             with self._lock:
                 self._mine()
                 self._sweep(now)
-                back, self._back = self._back, []
-            self._add_back(keys, args, back, now)
+                back = list(self._back)
+            self._add_back(keys, args, back)
         return keys, args, back
 
-    def _add_back(self, keys: list[str], args: list[Any], back: list[tuple[_Batch, int, int]], now: float) -> None:
+    @staticmethod
+    def _add_back(keys: list[str], args: list[Any], back: list[_Back]) -> None:
         args.append(len(back))
         for batch, first, end in back:
-            keys += (batch.window, batch.quota, f"{self.prefix}back:{batch.token}")
-            args += (batch.kept, batch.token, first, end, int(batch.counted), repr(batch.ends - now + 60))
+            keys += (batch.window, batch.quota, batch.mark)
+            args += (batch.kept, batch.token, first, end)
 
-    def _giving_back(self, now: float) -> tuple[list[str], list[Any], list[tuple[_Batch, int, int]]]:
-        """A round trip that only gives back the places of batches over: its keys and arguments, and what it gives
-        back (taken from the list: kept again if the round trip fails)."""
+    def _giving_back(self, now: float) -> tuple[list[str], list[Any], list[_Back]]:
+        """A round trip that only gives back the places of batches over by ``now``: its keys and arguments, and
+        what it gives back."""
         with self._lock:
             self._mine()
             self._sweep(now)
-            back, self._back = self._back, []
-        keys = [f"{self.prefix}rate:-", f"{self.prefix}quota:-"]
-        args: list[Any] = [repr(now), 0, -1, "0", 1, QUOTA_SYNC, "-", 0, "0"]
-        self._add_back(keys, args, back, now)
+            back = list(self._back)
+        keys = [f"{self.prefix}rate:-", f"{self.prefix}quota:-", f"{self.prefix}back:-"]
+        args: list[Any] = [repr(self.clock()), 0, -1, "0", 1, QUOTA_SYNC, "-", 0, "0"]
+        self._add_back(keys, args, back)
         return keys, args, back
 
     def _time_give_back(self, loop: asyncio.AbstractEventLoop) -> None:
-        """A timer on ``loop`` that gives back the places of batches over, unless a round trip did it first."""
+        """A timer on ``loop`` that gives back the places of batches over, unless a round trip did it first: written on
+        the loop's open connection, its reply read by a callback (no task, which its loop closing would leave
+        pending); on a loop with none open, they wait for the next round trip."""
         if loop in self._timed:
             return
         self._timed.add(loop)
 
         def due() -> None:
             self._timed.discard(loop)
-            with self._lock:
-                self._sweep(self.clock())
-            if self._back:  # (held until done: the loop keeps only a weak reference to a task)
-                task = loop.create_task(self._give_back_async())
-                self._giving.add(task)
-                task.add_done_callback(self._giving.discard)
+            keys, args, back = self._giving_back(self.clock())
+            if back:
+                sent = self._lua.send_soon("admit", keys, args, loop)
+                if sent is not None:
+                    sent.add_done_callback(lambda f: self._given(back) if not f.cancelled() and f.exception() is None
+                                           else None)
             if self._over:
                 self._time_give_back(loop)
         loop.call_later(BATCH_SECONDS + 0.05, due)
-
-    async def _give_back_async(self) -> None:
-        keys, args, back = self._giving_back(self.clock())
-        if not back:
-            return
-        try:
-            await self._lua.call_async("admit", keys, args)
-        except asyncio.CancelledError:  # (its loop closing): given back with the next round trip instead
-            self._keep(back)
-            raise
-        except Exception:  # noqa: BLE001 - nobody awaits it: given back with the next round trip instead
-            self._keep(back)
 
     @staticmethod
     def _verdict(key: ApiKey, per_minute: int, reply: Any, granted: Callable[[int], None] | None = None) -> Admission:
