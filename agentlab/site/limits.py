@@ -264,10 +264,9 @@ class RedisLimiter:
         try:
             reply = self._lua("admit", keys, args)
         except BaseException:
-            self._unsure(key, skill, per_minute, now, keys, args)
+            self._unsure(per_minute, now, keys, args)
             raise
-        self._given(back)
-        return self._verdict(key, per_minute, reply, self._on_grant(key, skill, per_minute, now, keys, args))
+        return self._answered(key, skill, per_minute, now, keys, args, back, reply)
 
     async def admit_async(self, key: ApiKey, skill: str, per_minute: int) -> Admission:
         """:meth:`admit` awaited on the running event loop (the script's round trip holds no thread)."""
@@ -278,10 +277,9 @@ class RedisLimiter:
         try:
             reply = await self._lua.call_async("admit", keys, args)
         except BaseException:
-            self._unsure(key, skill, per_minute, now, keys, args)
+            self._unsure(per_minute, now, keys, args)
             raise
-        self._given(back)
-        verdict = self._verdict(key, per_minute, reply, self._on_grant(key, skill, per_minute, now, keys, args))
+        verdict = self._answered(key, skill, per_minute, now, keys, args, back, reply)
         if self._over:
             self._time_give_back(asyncio.get_running_loop())
         return verdict
@@ -324,8 +322,7 @@ class RedisLimiter:
             with self._lock:
                 self._back = [b for b in self._back if id(b) not in gone]
 
-    def _unsure(self, key: ApiKey, skill: str, per_minute: int, now: float, keys: list[str],
-                args: list[Any]) -> None:
+    def _unsure(self, per_minute: int, now: float, keys: list[str], args: list[Any]) -> None:
         """A round trip that failed may have run on the server: a batch it took there is given back (the mark
         says; one it never took returns nothing), and what it was to give back stays to be given back."""
         if args[7] > 1:
@@ -333,16 +330,18 @@ class RedisLimiter:
             with self._lock:
                 self._back.append((batch, 1, batch.size))
 
-    def _on_grant(self, key: ApiKey, skill: str, per_minute: int, now: float, keys: list[str],
-                  args: list[Any]) -> Callable[[int], None]:
-        def granted(size: int) -> None:
-            if size > 1:
-                batch = _Batch(keys[0], keys[1], keys[2], args[8], args[6], size, now + BATCH_SECONDS,
-                               int(now // PERIODS[key.period]), per_minute)
-                with self._lock:
-                    self._batches.setdefault((key.id, skill), deque()).append(batch)
-                    self._over.append(batch)
-        return granted
+    def _answered(self, key: ApiKey, skill: str, per_minute: int, now: float, keys: list[str], args: list[Any],
+                  back: list[_Back], reply: Any) -> Admission:
+        """The verdict of a round trip that answered: what it carried is given back, and a batch it took is kept."""
+        self._given(back)
+        size = int(reply[1]) if reply[0] == "ok" else 1
+        if size > 1:
+            batch = _Batch(keys[0], keys[1], keys[2], args[8], args[6], size, now + BATCH_SECONDS,
+                           int(now // PERIODS[key.period]), per_minute)
+            with self._lock:
+                self._batches.setdefault((key.id, skill), deque()).append(batch)
+                self._over.append(batch)
+        return self._verdict(key, per_minute, reply)
 
     def _call(self, key: ApiKey, skill: str, per_minute: int, now: float) -> tuple[list[str], list[Any], list[_Back]]:
         span = PERIODS[key.period]
@@ -402,13 +401,11 @@ class RedisLimiter:
         loop.call_later(BATCH_SECONDS + 0.05, due)
 
     @staticmethod
-    def _verdict(key: ApiKey, per_minute: int, reply: Any, granted: Callable[[int], None] | None = None) -> Admission:
+    def _verdict(key: ApiKey, per_minute: int, reply: Any) -> Admission:
         kind, wait = reply
         if kind == "rate":  # at most the window: replicas read their clocks a little apart, and the oldest place
             # taken could be a moment "later" than this call's now (a Retry-After of 61 s on a 60 s window)
             return Admission(False, "rate", per_minute, "minute", min(60.0, float(wait)))
         if kind == "quota":
             return Admission(False, "quota", key.quota or 0, key.period, float(wait))
-        if granted is not None:
-            granted(int(wait))
         return Admission(True)
