@@ -13,6 +13,9 @@
    as a key in a dict of results, a repeat answered from it: no contract, no trace, no store), measured as a third
    side beside the other two: what wrapping a tool at all costs in that loop, and the adapter's cost over it, what
    agentlab's guards add beyond that (printed for reference, not a target row).
+   LangGraph's ``invoke`` has a fourth side: the adapter's own node with no guard. That node runs a lone call in the
+   graph's thread, where LangGraph's ``ToolNode`` starts a thread pool for each node call (docs/guards.md), so the
+   guarded graph can cost less than the bare one; the guards' own cost over that same node is printed under the table.
 4. The guards alone: ``Guard.acall`` on an event loop with a trivial tool, no framework, once with the caches warm
    (as in a tight loop) and once with the caches flushed before each call (32 MB copied), as a framework's own work
    between two tool calls flushes them; the ten-line wrapper beside it, the same two ways (for reference).
@@ -206,6 +209,11 @@ def langgraph_run(side: str, *, use_async: bool = False) -> Run:
     tools: Any = _tools(side)
     if side == "guarded":
         tools = guard_tools(tools, writes={"refund"})
+    elif side == "node":  # the adapter's node with no guard: a lone call in the graph's thread, as the guarded side's
+        from langchain_core.tools import tool as as_tool
+
+        from agentlab.adapters.lang_graph import _node_type
+        tools = _node_type()([as_tool(t) for t in tools], handle_tool_errors=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         agent = create_react_agent(Scripted(), tools)
@@ -231,7 +239,9 @@ def sides() -> dict[str, dict[str, Run]]:
     if installed("openai-agents"):
         out["openai-agents run_sync"] = {side: openai_agents_run(side) for side in SIDES}
     if installed("langgraph"):
-        out["langgraph invoke"] = {side: langgraph_run(side) for side in SIDES}
+        # and the adapter's own node with no guard: under invoke it runs a lone call in the graph's thread, where
+        # LangGraph's starts a thread pool; what the guards add over that node is printed under the table
+        out["langgraph invoke"] = {side: langgraph_run(side) for side in (*SIDES, "node")}
         out["langgraph ainvoke"] = {side: langgraph_run(side, use_async=True) for side in SIDES}
     return out
 
@@ -266,6 +276,8 @@ def cost(rounds: int, runs: int, only: str = "") -> tuple[list[str], list[str]]:
     floor: dict[tuple[str, str], list[float]] = {}  # the ten-line wrapper's cost over bare
     over_floor: dict[tuple[str, str], list[float]] = {}  # the adapter's over the ten-line wrapper
     bare: dict[tuple[str, str], list[float]] = {}
+    over_node: dict[tuple[str, str], list[float]] = {}  # the adapter over its own node with no guard (langgraph invoke)
+    node: dict[tuple[str, str], list[float]] = {}  # that node with no guard over bare
     loads: list[float] = []
     # warm-up, outside every measured window: imports, compiled schemas, each framework's caches, the first call of
     # each side. The collector is left as a process has it: the full collections a side's allocations cause over
@@ -283,6 +295,9 @@ def cost(rounds: int, runs: int, only: str = "") -> tuple[list[str], list[str]]:
                 floor.setdefault((name, tool), []).append(got["floor"] - got["bare"])
                 over_floor.setdefault((name, tool), []).append(got["guarded"] - got["floor"])
                 bare.setdefault((name, tool), []).append(got["bare"])
+                if "node" in got:
+                    over_node.setdefault((name, tool), []).append(got["guarded"] - got["node"])
+                    node.setdefault((name, tool), []).append(got["node"] - got["bare"])
         loads.append(_load())
     load = f"{min(loads):.2f}-{max(loads):.2f}"
     lines = [f"CPU per tool call (time.process_time, every thread): {rounds} interleaved rounds of {runs} runs x"
@@ -301,6 +316,12 @@ def cost(rounds: int, runs: int, only: str = "") -> tuple[list[str], list[str]]:
         # (claims in memory: a store that outlives the process hands each write to a worker, not measured here)
         targets.append(target_line(f"adapter {name}, {tool}, added per tool call (claims in memory)", f"{med:+.0f} us",
                                    f"<= +{TARGET_US:.0f} us", med <= TARGET_US, statistics.median(loads)))
+    for name in dict.fromkeys(n for n, _ in over_node):
+        def each(got: dict[tuple[str, str], list[float]], n: str = name) -> str:
+            return ", ".join(f"{tool} {statistics.median(got[n, tool]):+.0f} µs" for tool in TOOLS)
+        lines.append(f"{name}: the adapter's node runs a lone call in the graph's own thread, where LangGraph's ToolNode"
+                     f" starts a thread pool for each node call. That node with no guard, over bare: {each(node)};"
+                     f" the guards over that same node: {each(over_node)} (medians, the same rounds)")
     return lines, targets
 
 

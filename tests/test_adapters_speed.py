@@ -109,6 +109,181 @@ def test_langgraph_hands_the_tool_the_checked_arguments_and_copies_the_request_o
     assert '"refunded": 10.5' in told[0] and '"refunded": 45' in told[1]
 
 
+# --- LangGraph invoke: a lone call in the graph's thread, several in LangGraph's pool ---
+def _langgraph_steps(tools, steps, version="v2", **options):
+    """A graph whose model asks, turn by turn, for each step's calls (several in one message when a step has
+    several), then says done. ``version="v1"``: the tool node is handed a message's calls together (v2 sends the node
+    each call on its own, the graph running them side by side)."""
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    from agentlab.adapters.lang_graph import guard_tools
+
+    class Scripted(BaseChatModel):
+        @property
+        def _llm_type(self) -> str:
+            return "scripted"
+
+        def bind_tools(self, tools, **kw):
+            return self
+
+        def _generate(self, messages, stop=None, run_manager=None, **kw):
+            turn = sum(isinstance(m, AIMessage) for m in messages)
+            if turn >= len(steps) or any(isinstance(m, ToolMessage) and m.status == "error" for m in messages):
+                return ChatResult(generations=[ChatGeneration(message=AIMessage(content="done"))])
+            calls = [{"name": name, "args": args, "id": f"c{turn}-{i}", "type": "tool_call"}
+                     for i, (name, args) in enumerate(steps[turn])]
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content="", tool_calls=calls))])
+
+    node = guard_tools(tools, **options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from langgraph.prebuilt import create_react_agent
+        return create_react_agent(Scripted(), node, version=version), node
+
+
+def _pools_made(monkeypatch) -> list:
+    """The thread pools LangGraph's ToolNode makes from now on (one per node call it hands to its pool)."""
+    from langgraph.prebuilt import tool_node
+    made: list = []
+    real = tool_node.get_executor_for_config
+
+    def counted(config):
+        made.append(config)
+        return real(config)
+    monkeypatch.setattr(tool_node, "get_executor_for_config", counted)
+    return made
+
+
+def test_langgraph_invoke_runs_a_lone_call_in_the_graphs_thread_and_several_in_its_pool(monkeypatch):
+    """LangGraph's ToolNode made a thread pool (a new thread) for every node call, which cost a tool call more CPU
+    than the guards: a lone call now runs in the graph's thread, in a copy of its context; a read there is the main
+    thread's (its deadline an alarm), a write goes to agentlab's worker as before. Several calls in one message still
+    run side by side in LangGraph's pool."""
+    if not installed("langgraph"):
+        skip_or_fail("not installed: langgraph (pip install -r requirements-frameworks.txt)")
+    import contextvars
+    import threading
+
+    from langgraph.config import get_config
+    ran: list[tuple[str, str, object]] = []
+    mark: contextvars.ContextVar[str] = contextvars.ContextVar("mark", default="caller's")
+
+    def lookup(order_id: str) -> dict:
+        """Look an order up."""
+        mark.set("the tool's")  # a change of the tool's context stays in its copy
+        ran.append(("lookup", threading.current_thread().name, get_config()["configurable"].get("thread_id")))
+        return {"status": "shipped"}
+
+    def refund(order_id: str, amount: float) -> dict:
+        """Refund part of an order."""
+        ran.append(("refund", threading.current_thread().name, get_config()["configurable"].get("thread_id")))
+        return {"refunded": amount}
+
+    steps = [[("lookup", {"order_id": "A1"})], [("refund", {"order_id": "A1", "amount": 2.0})],
+             [("lookup", {"order_id": "A2"}), ("lookup", {"order_id": "A3"})]]
+    main = threading.main_thread().name
+    for version in ("v2", "v1"):
+        ran.clear()
+        agent, node = _langgraph_steps([lookup, refund], steps, version, writes={"refund"})
+        assert type(node).lone_in_caller, "the installed LangGraph is the one the lone-call path mirrors"
+        pools = _pools_made(monkeypatch)
+        out = agent.invoke({"messages": [("user", "Refund A1.")]}, config={"configurable": {"thread_id": "T7"}})
+        assert ran[0] == ("lookup", main, "T7"), "a lone read: in the graph's thread, the graph's config in reach"
+        assert ran[1] == ("refund", "agentlab-tool", "T7"), "a lone write: in agentlab's worker, as from the pool"
+        assert [r[0] for r in ran[2:]] == ["lookup"] * 2 and main not in {r[1] for r in ran[2:]}, "side by side"
+        # v2 sends the node each call alone (the graph runs the two side by side); v1 hands it both, and its pool runs them
+        assert len(pools) == (version == "v1"), "no pool for a lone call"
+        assert mark.get() == "caller's"
+        told = [m.content for m in out["messages"] if getattr(m, "type", "") == "tool"]
+        assert len(told) == 4 and '"shipped"' in told[0] and '"refunded": 2' in told[1]
+        assert [e.error_code for e in node.guard.events] == [None] * 4
+
+
+def test_langgraph_invoke_under_a_running_loop_or_another_langgraph_leaves_calls_to_its_pool(monkeypatch):
+    """Where the graph's thread runs an event loop (a notebook's), a sync tool that runs a loop of its own would fail
+    there: the call goes to LangGraph's pool. So does every call where the installed LangGraph makes a node call
+    ready otherwise than the one the lone-call path mirrors."""
+    if not installed("langgraph"):
+        skip_or_fail("not installed: langgraph (pip install -r requirements-frameworks.txt)")
+    import asyncio
+    import threading
+
+    from agentlab.adapters import lang_graph
+    ran: list[str] = []
+
+    def lookup(order_id: str) -> dict:
+        """Look an order up."""
+        async def fetch() -> str:
+            return "shipped"
+        ran.append(threading.current_thread().name)
+        return {"status": asyncio.run(fetch())}  # refused in a thread whose loop runs
+
+    async def in_a_notebook() -> object:
+        agent, _ = _langgraph_steps([lookup], [[("lookup", {"order_id": "A1"})]])
+        return agent.invoke({"messages": [("user", "Where is A1?")]})
+    out = asyncio.run(in_a_notebook())
+    assert '"shipped"' in next(m.content for m in out["messages"] if getattr(m, "type", "") == "tool")
+    assert ran and ran[0] != threading.main_thread().name
+
+    from langgraph.prebuilt import ToolNode
+    mirrored = ToolNode._func
+
+    def changed(self, input, config, runtime):  # another LangGraph's text
+        return mirrored(self, input, config, runtime)
+    monkeypatch.setattr(ToolNode, "_func", changed)
+    lang_graph._node_type.cache_clear()
+    try:
+        agent, node = _langgraph_steps([lookup], [[("lookup", {"order_id": "A1"})]])
+        assert not type(node).lone_in_caller
+        pools = _pools_made(monkeypatch)
+        agent.invoke({"messages": [("user", "Where is A1?")]})
+        assert len(pools) == 1 and ran[-1] != threading.main_thread().name
+    finally:
+        monkeypatch.undo()
+        lang_graph._node_type.cache_clear()
+
+
+def test_langgraph_invoke_stops_a_lone_read_at_its_deadline_and_a_write_is_never_interrupted():
+    """In the graph's thread a read past its deadline is stopped there (as in agentlab's own loop), not left running
+    in a worker; a write still runs to its end in agentlab's worker, its outcome unknown to the model at the deadline."""
+    if not installed("langgraph"):
+        skip_or_fail("not installed: langgraph (pip install -r requirements-frameworks.txt)")
+    import threading
+    import time
+
+    stopped: list[str] = []
+    finished = threading.Event()
+
+    def lookup(order_id: str) -> dict:
+        """Look an order up."""
+        try:
+            time.sleep(5)
+        except BaseException:
+            stopped.append(order_id)
+            raise
+        return {"status": "shipped"}
+
+    def refund(order_id: str, amount: float) -> dict:
+        """Refund part of an order."""
+        time.sleep(0.3)
+        finished.set()
+        return {"refunded": amount}
+
+    steps = [[("lookup", {"order_id": "A1"})]]
+    once = GuardConfig(timeout=0.1, retry=None)
+    agent, node = _langgraph_steps([lookup, refund], steps, writes={"refund"}, config=once)
+    agent.invoke({"messages": [("user", "Where is A1?")]})
+    assert stopped == ["A1"], "the read was stopped at its deadline, in the graph's thread"
+    assert node.guard.events[-1].error_code == "TIMEOUT"
+    agent, node = _langgraph_steps([lookup, refund], [[("refund", {"order_id": "A1", "amount": 2.0})]],
+                                   writes={"refund"}, config=once)
+    agent.invoke({"messages": [("user", "Refund A1.")]})
+    assert not finished.is_set() and node.guard.events[-1].error_code is not None
+    assert finished.wait(5), "the write went on to its end"
+
+
 # --- the guarded call's own shortcuts: the canonical text, the digest, the encoders made once ---
 @pytest.mark.parametrize("value", [
     {"order_id": "A1"}, {"order_id": "A1", "amount": 10.5}, {"amount": 2.0}, {"n": 3, "ok": True, "none": None},

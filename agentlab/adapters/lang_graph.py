@@ -11,18 +11,35 @@ coroutine) has none: :func:`guard_tools` gives each such tool one that runs the 
 own, so the tool runs under ``invoke`` and ``ainvoke`` alike. A tool the framework still cannot start (a
 ``BaseTool`` whose ``_run`` raises ``NotImplementedError``) is answered ``NOT_RUN``: nothing was done.
 
+A graph run with ``invoke`` (or ``stream``) makes LangGraph's ``ToolNode`` start a thread pool for every node call,
+to run the model's tool calls at once; that new thread cost a tool call more CPU than all of agentlab's guards
+(``benchmarks/bench_adapters.py`` prints both). The node :func:`guard_tools` returns runs a
+lone call in the graph's own thread instead, as LangGraph's pool would have run it (in a copy of the caller's
+context), and keeps the pool for several calls at once. The guards then keep the call's deadline as they do in any
+thread: a read in the main thread is stopped by its alarm, a write is handed to agentlab's worker. Where an event
+loop runs in the caller's thread (a notebook's), or the installed LangGraph prepares a node call otherwise than the
+version this was written against (:data:`_MIRRORED`), the node leaves every call to LangGraph's pool.
+
 The keys of writes are scoped to the graph's ``thread_id`` (``config={"configurable": {"thread_id": ...}}``), the
 conversation id a checkpointer keeps, so a caller restarted with the same thread replays instead of writing twice.
 """
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import functools
+import hashlib
+import inspect
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..timeouts import run_to_end
 from .core import Contract, Guard, Writes
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.runtime import Runtime
 
 __all__ = ["guard_tools"]
 
@@ -42,19 +59,59 @@ def _with_sync_entry(tool: Any) -> Any:
     return tool.model_copy(update={"func": func})
 
 
+#: the digest of the ``ToolNode._func`` text that :class:`_LoneCalls` mirrors (langgraph-prebuilt 1.1.3): a node call
+#: made ready (its calls read, a runtime made for each) and handed to a new thread pool. Any other text: its own pool
+_MIRRORED = "da0073353f9152e1"
+
+
+@functools.cache
+def _node_type() -> type:
+    """LangGraph's ``ToolNode``, running a lone call of a sync node call in the caller's thread (see the module)."""
+    from langchain_core.runnables.config import get_config_list
+    from langgraph.prebuilt import ToolNode
+    from langgraph.prebuilt.tool_node import ToolRuntime
+
+    try:
+        text = inspect.getsource(ToolNode._func)
+    except (OSError, TypeError):  # no source to compare: the pool, as LangGraph runs it
+        text = ""
+    mirrored = hashlib.sha256(text.encode()).hexdigest()[:16] == _MIRRORED
+
+    class _LoneCalls(ToolNode):
+        lone_in_caller = mirrored  # (read by the tests: the installed LangGraph is the one mirrored)
+
+        # (annotated by name: LangGraph reads the names to hand the node its config and runtime)
+        def _func(self, input: Any, config: RunnableConfig, runtime: Runtime) -> Any:
+            # a running loop in this thread (a notebook's): a tool that runs one of its own (asyncio.run) could not
+            if not mirrored or asyncio._get_running_loop() is not None:
+                return super()._func(input, config, runtime)
+            tool_calls, input_type = self._parse_input(input)
+            if len(tool_calls) != 1:  # several at once: LangGraph's pool runs them side by side
+                return super()._func(input, config, runtime)
+            # what ToolNode._func makes for each call, for this one; run as its pool runs it, in a copy of the context
+            (cfg,) = get_config_list(config, 1)
+            call = tool_calls[0]
+            tool_runtime: Any = ToolRuntime(state=self._extract_state(input, cfg), tool_call_id=call["id"], config=cfg,
+                                       context=runtime.context, store=runtime.store,
+                                       stream_writer=runtime.stream_writer, tools=list(self.tools_by_name.values()),
+                                       execution_info=runtime.execution_info, server_info=runtime.server_info)
+            output = contextvars.copy_context().run(self._run_one, call, input_type, tool_runtime)
+            return self._combine_tool_outputs([output], input_type)
+
+    return _LoneCalls
+
+
 def _parts(tool: Any) -> tuple:
     return (tool, tool.name, tool.description, getattr(tool, "args_schema", None))
 
 
 def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) -> Any:
-    """A LangGraph ``ToolNode`` of ``tools`` (LangChain tools or plain functions) with agentlab's guards around
-    each call. ``writes`` names the tools that change the world; ``options`` are
-    :class:`~agentlab.adapters.core.Guard`'s. The guard is the node's ``.guard`` (its rows: ``.guard.events``)."""
+    """A LangGraph ``ToolNode`` (a subclass: a lone call in the caller's thread, see the module) of ``tools``
+    (LangChain tools or plain functions) with agentlab's guards around each call. ``writes`` names the tools that
+    change the world; ``options`` are :class:`~agentlab.adapters.core.Guard`'s. The guard is the node's ``.guard`` (its rows: ``.guard.events``)."""
     from langchain_core.messages import ToolMessage
     from langchain_core.tools import tool as as_tool
     from langchain_core.utils.function_calling import convert_to_openai_tool
-    from langgraph.prebuilt import ToolNode
-
     guard = Guard("langgraph", writes=writes, **options)
     node: Any = None
 
@@ -136,6 +193,6 @@ def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) ->
     # handle_tool_errors=False: a tool's exception reaches agentlab, which turns it into its structured error
     # a plain async function becomes a StructuredTool here (as ToolNode would make it), then gets its sync entry
     made = [_with_sync_entry(as_tool(t) if callable(t) and not hasattr(t, "invoke") else t) for t in tools]
-    node = ToolNode(made, handle_tool_errors=False, wrap_tool_call=wrap, awrap_tool_call=awrap)
+    node = _node_type()(made, handle_tool_errors=False, wrap_tool_call=wrap, awrap_tool_call=awrap)
     node.guard = guard
     return node
