@@ -21,7 +21,6 @@ with a reason. (Its anti-pattern, the naive loop, is in :mod:`agentlab.naive`.)
 """
 from __future__ import annotations
 
-import contextvars
 import functools
 import inspect
 import json
@@ -53,7 +52,7 @@ from .models.interface import Model, ModelError, Reply, ToolCall, ToolChoice, Us
 from .records import quick
 from .runs import Run, Status
 from .store import Store, quietly, result_json
-from .timeouts import _can_alarm, holding_alarm, run_with_timeout
+from .timeouts import holding_alarm, run_with_timeout
 from .tools import Registry
 from .trace import Event, finalize
 
@@ -428,10 +427,8 @@ def _complete(model: Model, messages: list[dict], specs: list[dict], choice: Too
         except Exception as exc:  # noqa: BLE001 - re-raised in the loop's thread, below
             return False, exc
 
-    # a worker thread needs this thread's context variables; under the alarm the call runs right here
-    run = call if _can_alarm() else functools.partial(contextvars.copy_context().run, call)
-    try:
-        ok, value = run_with_timeout(run, max(limit, 1e-3), write=False)
+    try:  # (in a worker thread, with this thread's context variables: run_with_timeout copies them)
+        ok, value = run_with_timeout(call, max(limit, 1e-3), write=False)
     except TimeoutError:
         raise _Late() from None
     if not ok:

@@ -15,6 +15,8 @@ import _signal
 import _thread
 import asyncio
 import contextlib
+import contextvars
+import functools
 import os
 import select
 import signal
@@ -23,6 +25,7 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import Future
+from concurrent.futures import wait as futures_wait
 from typing import Any
 
 __all__ = ["Interrupted", "ReadStillRunning", "WriteTimeout", "can_interrupt", "holding_alarm", "run_with_timeout",
@@ -187,6 +190,30 @@ class _Pool:
         if error is not None:
             raise error
         return True, value
+
+    def run_to_end(self, fn: Callable[[], Any]) -> Any:
+        """``fn()`` in a worker, waited for as long as it takes, as a thread pool's caller waits for its task. An
+        exception raised into the wait (a signal's handler: Ctrl-C) goes on only once ``fn`` has ended, as it does
+        from a ``with ThreadPoolExecutor()`` block, whose exit waits for its threads: a write under way is finished
+        and recorded, never left half-way to a process about to exit (a second one ends that wait)."""
+        w = self._start(fn, None)
+        try:
+            while not w.answer.wait(_LONGEST):
+                pass
+        except BaseException:
+            late = self._give_up(w)
+            if late is None:  # it had just ended: its result is dropped with the wait
+                w.value = w.error = None
+                self.idle.append(w)
+            else:
+                futures_wait([late])
+            raise
+        value, error = w.value, w.error
+        w.value = w.error = None
+        self.idle.append(w)
+        if error is not None:
+            raise error
+        return value
 
     def _give_up(self, w: _Worker) -> Future | None:
         """The caller stops waiting for ``w``: the Future its outcome settles while it still runs (then it goes back
@@ -470,7 +497,7 @@ def _held_wait(fn: Callable[[], Any], limit: float) -> Any:
 def run_with_timeout(fn: Callable[[], Any], limit: float | None, *, write: bool) -> Any:
     """``fn()`` with at most ``limit`` seconds of waiting. Raises ``TimeoutError`` for an interrupted read and
     :class:`WriteTimeout` for a write that is still running. Off the main thread (or on Windows) reads use a worker
-    too."""
+    too. In a worker, ``fn`` runs in a copy of the caller's context (its context variables), as it would here."""
     if limit is None:
         return fn()
     if not limit > 0:  # zero, negative, NaN: no time to wait (an interval timer of 0 is no timer at all)
@@ -481,7 +508,8 @@ def run_with_timeout(fn: Callable[[], Any], limit: float | None, *, write: bool)
         if _held.depth and _signal.getsignal(_SIGALRM) is _on_held_alarm:
             return _held_wait(fn, limit)
         return _with_alarm(fn, limit)
-    return _pool.run(fn, limit, write=write)
+    # in a copy of this thread's context, as run here: a tool's tracing span, a request id, a framework's config
+    return _pool.run(functools.partial(contextvars.copy_context().run, fn), limit, write=write)
 
 
 def run_to_end(awaitable: Awaitable[Any]) -> Any:
@@ -519,7 +547,7 @@ async def wait_in_worker(fn: Callable[[], Any], limit: float | None, *, write: b
         except RuntimeError:  # the loop closed meanwhile (a server shutting down): nobody waits any more
             pass
 
-    fut = _pool.submit(fn)
+    fut = _pool.submit(functools.partial(contextvars.copy_context().run, fn))  # the caller's context, as above
     fut.add_done_callback(wake)
     timer = loop.call_later(limit, _settle, waiter, False) if limit is not None else None
     try:

@@ -13,8 +13,8 @@
    as a key in a dict of results, a repeat answered from it: no contract, no trace, no store), measured as a third
    side beside the other two: what wrapping a tool at all costs in that loop, and the adapter's cost over it, what
    agentlab's guards add beyond that (printed for reference, not a target row).
-   LangGraph's ``invoke`` has a fourth side: the adapter's own node with no guard. That node runs a lone call in the
-   graph's thread, where LangGraph's ``ToolNode`` starts a thread pool for each node call (docs/guards.md), so the
+   LangGraph's ``invoke`` has a fourth side: the adapter's own node with no guard. That node hands a lone call to
+   agentlab's worker, where LangGraph's ``ToolNode`` starts a thread pool for each node call (docs/guards.md), so the
    guarded graph can cost less than the bare one; the guards' own cost over that same node is printed under the table.
 4. The guards alone: ``Guard.acall`` on an event loop with a trivial tool, no framework, once with the caches warm
    (as in a tight loop) and once with the caches flushed before each call (32 MB copied), as a framework's own work
@@ -209,7 +209,7 @@ def langgraph_run(side: str, *, use_async: bool = False) -> Run:
     tools: Any = _tools(side)
     if side == "guarded":
         tools = guard_tools(tools, writes={"refund"})
-    elif side == "node":  # the adapter's node with no guard: a lone call in the graph's thread, as the guarded side's
+    elif side == "node":  # the adapter's node with no guard: a lone call in agentlab's worker, as the guarded side's
         from langchain_core.tools import tool as as_tool
 
         from agentlab.adapters.lang_graph import _node_type
@@ -239,7 +239,7 @@ def sides() -> dict[str, dict[str, Run]]:
     if installed("openai-agents"):
         out["openai-agents run_sync"] = {side: openai_agents_run(side) for side in SIDES}
     if installed("langgraph"):
-        # and the adapter's own node with no guard: under invoke it runs a lone call in the graph's thread, where
+        # and the adapter's own node with no guard: under invoke it hands a lone call to agentlab's worker, where
         # LangGraph's starts a thread pool; what the guards add over that node is printed under the table
         out["langgraph invoke"] = {side: langgraph_run(side) for side in (*SIDES, "node")}
         out["langgraph ainvoke"] = {side: langgraph_run(side, use_async=True) for side in SIDES}
@@ -319,7 +319,7 @@ def cost(rounds: int, runs: int, only: str = "") -> tuple[list[str], list[str]]:
     for name in dict.fromkeys(n for n, _ in over_node):
         def each(got: dict[tuple[str, str], list[float]], n: str = name) -> str:
             return ", ".join(f"{tool} {statistics.median(got[n, tool]):+.0f} µs" for tool in TOOLS)
-        lines.append(f"{name}: the adapter's node runs a lone call in the graph's own thread, where LangGraph's ToolNode"
+        lines.append(f"{name}: the adapter's node hands a lone call to agentlab's worker thread, where LangGraph's ToolNode"
                      f" starts a thread pool for each node call. That node with no guard, over bare: {each(node)};"
                      f" the guards over that same node: {each(over_node)} (medians, the same rounds)")
     return lines, targets

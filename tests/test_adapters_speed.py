@@ -156,13 +156,14 @@ def _pools_made(monkeypatch) -> list:
     return made
 
 
-def test_langgraph_invoke_runs_a_lone_call_in_the_graphs_thread_and_several_in_its_pool(monkeypatch):
+def test_langgraph_invoke_hands_a_lone_call_to_agentlabs_worker_and_several_to_its_pool(monkeypatch):
     """LangGraph's ToolNode made a thread pool (a new thread) for every node call, which cost a tool call more CPU
-    than the guards: a lone call now runs in the graph's thread, in a copy of its context; a read there is the main
-    thread's (its deadline an alarm), a write goes to agentlab's worker as before. Several calls in one message still
-    run side by side in LangGraph's pool."""
+    than the guards: a lone call now goes to agentlab's worker, kept from call to call, in a copy of the caller's
+    context, off the caller's thread as before. Several calls in one message still run side by side in LangGraph's
+    pool, and a thread running an event loop (a notebook's) is no reason to leave the worker: the tool runs off it."""
     if not installed("langgraph"):
         skip_or_fail("not installed: langgraph (pip install -r requirements-frameworks.txt)")
+    import asyncio
     import contextvars
     import threading
 
@@ -172,9 +173,11 @@ def test_langgraph_invoke_runs_a_lone_call_in_the_graphs_thread_and_several_in_i
 
     def lookup(order_id: str) -> dict:
         """Look an order up."""
+        async def fetch() -> str:
+            return "shipped"
         mark.set("the tool's")  # a change of the tool's context stays in its copy
         ran.append(("lookup", threading.current_thread().name, get_config()["configurable"].get("thread_id")))
-        return {"status": "shipped"}
+        return {"status": asyncio.run(fetch())}  # a loop of its own: refused in a thread whose loop runs
 
     def refund(order_id: str, amount: float) -> dict:
         """Refund part of an order."""
@@ -184,14 +187,19 @@ def test_langgraph_invoke_runs_a_lone_call_in_the_graphs_thread_and_several_in_i
     steps = [[("lookup", {"order_id": "A1"})], [("refund", {"order_id": "A1", "amount": 2.0})],
              [("lookup", {"order_id": "A2"}), ("lookup", {"order_id": "A3"})]]
     main = threading.main_thread().name
-    for version in ("v2", "v1"):
+    for version, in_a_loop in (("v2", False), ("v1", False), ("v2", True)):
         ran.clear()
         agent, node = _langgraph_steps([lookup, refund], steps, version, writes={"refund"})
-        assert type(node).lone_in_caller, "the installed LangGraph is the one the lone-call path mirrors"
+        assert type(node).lone_in_worker, "the installed LangGraph is the one the lone-call path mirrors"
         pools = _pools_made(monkeypatch)
-        out = agent.invoke({"messages": [("user", "Refund A1.")]}, config={"configurable": {"thread_id": "T7"}})
-        assert ran[0] == ("lookup", main, "T7"), "a lone read: in the graph's thread, the graph's config in reach"
-        assert ran[1] == ("refund", "agentlab-tool", "T7"), "a lone write: in agentlab's worker, as from the pool"
+        config = {"configurable": {"thread_id": "T7"}}
+
+        async def in_a_notebook(agent=agent, config=config) -> object:
+            return agent.invoke({"messages": [("user", "Refund A1.")]}, config=config)
+        out = asyncio.run(in_a_notebook()) if in_a_loop else agent.invoke({"messages": [("user", "Refund A1.")]},
+                                                                           config=config)
+        assert ran[:2] == [("lookup", "agentlab-tool", "T7"), ("refund", "agentlab-tool", "T7")], \
+            "a lone call: in agentlab's worker, the graph's config in reach"
         assert [r[0] for r in ran[2:]] == ["lookup"] * 2 and main not in {r[1] for r in ran[2:]}, "side by side"
         # v2 sends the node each call alone (the graph runs the two side by side); v1 hands it both, and its pool runs them
         assert len(pools) == (version == "v1"), "no pool for a lone call"
@@ -201,87 +209,121 @@ def test_langgraph_invoke_runs_a_lone_call_in_the_graphs_thread_and_several_in_i
         assert [e.error_code for e in node.guard.events] == [None] * 4
 
 
-def test_langgraph_invoke_under_a_running_loop_or_another_langgraph_leaves_calls_to_its_pool(monkeypatch):
-    """Where the graph's thread runs an event loop (a notebook's), a sync tool that runs a loop of its own would fail
-    there: the call goes to LangGraph's pool. So does every call where the installed LangGraph makes a node call
-    ready otherwise than the one the lone-call path mirrors."""
+def test_langgraph_invoke_leaves_calls_to_its_pool_where_tool_node_func_is_not_the_one_mirrored(monkeypatch):
+    """Another LangGraph's ToolNode._func, a wrapper patched over it (whose __wrapped__ is the text mirrored), or one
+    patched in after the node's class was made: every call goes to LangGraph's own pool, through the patch."""
     if not installed("langgraph"):
         skip_or_fail("not installed: langgraph (pip install -r requirements-frameworks.txt)")
-    import asyncio
-    import threading
+    import functools
+
+    from langgraph.prebuilt import ToolNode
 
     from agentlab.adapters import lang_graph
-    ran: list[str] = []
+    through: list[str] = []
 
     def lookup(order_id: str) -> dict:
         """Look an order up."""
-        async def fetch() -> str:
-            return "shipped"
-        ran.append(threading.current_thread().name)
-        return {"status": asyncio.run(fetch())}  # refused in a thread whose loop runs
-
-    async def in_a_notebook() -> object:
-        agent, _ = _langgraph_steps([lookup], [[("lookup", {"order_id": "A1"})]])
-        return agent.invoke({"messages": [("user", "Where is A1?")]})
-    out = asyncio.run(in_a_notebook())
-    assert '"shipped"' in next(m.content for m in out["messages"] if getattr(m, "type", "") == "tool")
-    assert ran and ran[0] != threading.main_thread().name
-
-    from langgraph.prebuilt import ToolNode
-    mirrored = ToolNode._func
+        return {"status": "shipped"}
+    mirrored = ToolNode.__dict__["_func"]
 
     def changed(self, input, config, runtime):  # another LangGraph's text
+        through.append("changed")
         return mirrored(self, input, config, runtime)
-    monkeypatch.setattr(ToolNode, "_func", changed)
-    lang_graph._node_type.cache_clear()
+
+    @functools.wraps(mirrored)
+    def wrapped(self, input, config, runtime):  # instrumentation over the very text mirrored
+        through.append("wrapped")
+        return mirrored(self, input, config, runtime)
     try:
-        agent, node = _langgraph_steps([lookup], [[("lookup", {"order_id": "A1"})]])
-        assert not type(node).lone_in_caller
-        pools = _pools_made(monkeypatch)
-        agent.invoke({"messages": [("user", "Where is A1?")]})
-        assert len(pools) == 1 and ran[-1] != threading.main_thread().name
+        for patch, made_before in ((changed, False), (wrapped, False), (changed, True)):
+            through.clear()
+            lang_graph._node_type.cache_clear()
+            if made_before:  # the node's class made while ToolNode._func was the one mirrored, the patch after
+                agent, node = _langgraph_steps([lookup], [[("lookup", {"order_id": "A1"})]])
+                assert type(node).lone_in_worker
+            monkeypatch.setattr(ToolNode, "_func", patch)
+            if not made_before:
+                agent, node = _langgraph_steps([lookup], [[("lookup", {"order_id": "A1"})]])
+                assert not type(node).lone_in_worker
+            pools = _pools_made(monkeypatch)
+            out = agent.invoke({"messages": [("user", "Where is A1?")]})
+            assert through and len(pools) == 1, "the patch ran, and LangGraph's pool"
+            assert '"shipped"' in next(m.content for m in out["messages"] if getattr(m, "type", "") == "tool")
+            monkeypatch.undo()
     finally:
         monkeypatch.undo()
         lang_graph._node_type.cache_clear()
 
 
-def test_langgraph_invoke_stops_a_lone_read_at_its_deadline_and_a_write_is_never_interrupted():
-    """In the graph's thread a read past its deadline is stopped there (as in agentlab's own loop), not left running
-    in a worker; a write still runs to its end in agentlab's worker, its outcome unknown to the model at the deadline."""
+def test_langgraph_invoke_keeps_deadlines_signals_and_writes_as_langgraphs_pool_did():
+    """A lone call off the caller's thread keeps what the pool gave it: a read past its deadline is left running and
+    not resent (ReadStillRunning, never an alarm in the caller's thread, where it would take a watchdog's SIGALRM of
+    the program's own); a signal's handler that raises (Ctrl-C) while a write runs goes on once the write has ended and
+    its claim is recorded, so the same call sent again is replayed."""
     if not installed("langgraph"):
         skip_or_fail("not installed: langgraph (pip install -r requirements-frameworks.txt)")
+    import signal
     import threading
     import time
 
-    stopped: list[str] = []
-    finished = threading.Event()
+    started: list[str] = []
+    release = threading.Event()
 
     def lookup(order_id: str) -> dict:
         """Look an order up."""
-        try:
-            time.sleep(5)
-        except BaseException:
-            stopped.append(order_id)
-            raise
+        started.append(order_id)
+        release.wait(5)
         return {"status": "shipped"}
 
     def refund(order_id: str, amount: float) -> dict:
         """Refund part of an order."""
-        time.sleep(0.3)
-        finished.set()
+        started.append("refund")
+        time.sleep(0.4)
         return {"refunded": amount}
 
-    steps = [[("lookup", {"order_id": "A1"})]]
-    once = GuardConfig(timeout=0.1, retry=None)
-    agent, node = _langgraph_steps([lookup, refund], steps, writes={"refund"}, config=once)
-    agent.invoke({"messages": [("user", "Where is A1?")]})
-    assert stopped == ["A1"], "the read was stopped at its deadline, in the graph's thread"
-    assert node.guard.events[-1].error_code == "TIMEOUT"
-    agent, node = _langgraph_steps([lookup, refund], [[("refund", {"order_id": "A1", "amount": 2.0})]],
-                                   writes={"refund"}, config=once)
-    agent.invoke({"messages": [("user", "Refund A1.")]})
-    assert not finished.is_set() and node.guard.events[-1].error_code is not None
-    assert finished.wait(5), "the write went on to its end"
+    class Watchdog(BaseException):
+        pass
+
+    def ring(signum, frame):
+        raise Watchdog
+    agent, node = _langgraph_steps([lookup, refund], [[("lookup", {"order_id": "A1"})]], writes={"refund"},
+                                   config=GuardConfig(timeout=0.2), sleep=lambda s: None)
+    before = signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    try:
+        agent.invoke({"messages": [("user", "Where is A1?")]})
+        assert started == ["A1"], "a read past its deadline is left running, not resent into a stuck backend"
+        assert node.guard.events[-1].error_code == "TIMEOUT"
+        release.set()
+        # the program's own watchdog: its alarm rings where it was set, in the caller's thread, never inside a guard
+        signal.signal(signal.SIGALRM, ring)
+        release.clear()
+        signal.setitimer(signal.ITIMER_REAL, 0.1)
+        with pytest.raises(Watchdog):
+            agent.invoke({"messages": [("user", "Where is A2?")]})
+        release.set()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+    started.clear()
+    for timeout in (5.0, None):
+        agent, node = _langgraph_steps([lookup, refund], [[("refund", {"order_id": "A1", "amount": 2.0})]],
+                                       writes={"refund"}, config=GuardConfig(timeout=timeout))
+        config = {"configurable": {"thread_id": f"T-{timeout}"}}
+        before = signal.signal(signal.SIGALRM, ring)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0.1)  # while the refund runs
+            with pytest.raises(Watchdog):
+                agent.invoke({"messages": [("user", "Refund A1.")]}, config=config)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, before)
+        assert started == ["refund"], "the write ran to its end before the interrupt went on"
+        out = agent.invoke({"messages": [("user", "Refund A1.")]}, config=config)
+        assert started == ["refund"], "sent again, it is replayed: its claim was recorded"
+        told = next(m.content for m in out["messages"] if getattr(m, "type", "") == "tool")
+        assert '"refunded": 2' in told, told
+        started.clear()
 
 
 # --- the guarded call's own shortcuts: the canonical text, the digest, the encoders made once ---

@@ -113,6 +113,79 @@ def test_a_handler_raising_in_a_wait_loses_no_worker_and_leaves_no_answer_behind
     assert run_with_timeout(lambda: "second", 5.0, write=True) == "second"
 
 
+def test_a_call_handed_to_a_worker_sees_its_callers_context_variables_and_its_own_changes_stay_there():
+    """A tool's tracing span or request id is a context variable of its caller: a write in a worker, a read off the main
+    thread and a call awaited from a loop each see it as the caller's thread would, and what they set stays theirs."""
+    import asyncio
+    import contextvars
+    span: contextvars.ContextVar[str] = contextvars.ContextVar("span", default="none")
+    span.set("span-7")
+
+    def tool() -> str:
+        seen = span.get()
+        span.set("the tool's")
+        return seen
+    assert run_with_timeout(tool, 5.0, write=True) == "span-7"
+    got: list[str] = []
+    other = threading.Thread(target=lambda: (span.set("thread's"), got.append(run_with_timeout(tool, 5.0, write=False))))
+    other.start()
+    other.join()
+    assert got == ["thread's"]
+
+    async def on_a_loop() -> str:
+        span.set("task's")
+        return await timeouts.wait_in_worker(tool, 5.0, write=True)
+    assert asyncio.run(on_a_loop()) == "task's"
+    assert span.get() == "span-7"
+
+
+@pytest.mark.parametrize("when", ["running", "ended"])
+def test_run_to_end_goes_on_from_an_interrupt_only_once_its_call_has_ended(when):
+    """As a caller of a thread pool waits (LangGraph's ToolNode, whose lone calls go to agentlab's worker): as long as
+    the call takes, its value or error handed back; a handler that raises in the wait (Ctrl-C) is raised once the call
+    has ended, so a write is never left half-way to a process about to exit, and no worker is lost."""
+    assert timeouts._pool.run_to_end(lambda: "value") == "value"
+    with pytest.raises(KeyError, match="boom"):
+        timeouts._pool.run_to_end(lambda: {}["boom"])
+    worker = timeouts._pool.idle[-1]
+    real, go, ended = worker.answer, threading.Event(), []
+
+    class RaisingInTheWait:
+        def give(self):
+            real.give()
+
+        def wait(self, limit):
+            if when == "ended":
+                while not worker.finished:
+                    time.sleep(0.001)
+            else:
+                threading.Timer(0.2, go.set).start()  # the call ends a while after the interrupt
+            raise KeyboardInterrupt  # as a handler raises out of poll()
+
+        def take(self):
+            real.take()
+
+    def write():
+        go.wait(10)
+        ended.append("written")
+        return "written"
+    worker.answer = RaisingInTheWait()
+    if when == "ended":
+        go.set()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            timeouts._pool.run_to_end(write)
+        assert ended == ["written"], "the interrupt went on only once the call had ended"
+    finally:
+        worker.answer = real
+    deadline = time.monotonic() + 10
+    while worker not in timeouts._pool.idle:
+        assert time.monotonic() < deadline, "the worker was lost"
+        time.sleep(0.01)
+    assert timeouts._pool.run_to_end(lambda: "second") == "second"
+    assert run_with_timeout(lambda: "third", 5.0, write=True) == "third"
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
 def test_a_forked_child_runs_its_writes():
     """A child made by fork has only the forking thread: the parent's idle workers are not there.

@@ -13,19 +13,19 @@ own, so the tool runs under ``invoke`` and ``ainvoke`` alike. A tool the framewo
 
 A graph run with ``invoke`` (or ``stream``) makes LangGraph's ``ToolNode`` start a thread pool for every node call,
 to run the model's tool calls at once; that new thread cost a tool call more CPU than all of agentlab's guards
-(``benchmarks/bench_adapters.py`` prints both). The node :func:`guard_tools` returns runs a
-lone call in the graph's own thread instead, as LangGraph's pool would have run it (in a copy of the caller's
-context), and keeps the pool for several calls at once. The guards then keep the call's deadline as they do in any
-thread: a read in the main thread is stopped by its alarm, a write is handed to agentlab's worker. Where an event
-loop runs in the caller's thread (a notebook's), or the installed LangGraph prepares a node call otherwise than the
-version this was written against (:data:`_MIRRORED`), the node leaves every call to LangGraph's pool.
+(``benchmarks/bench_adapters.py`` prints both). The node :func:`guard_tools` returns hands a lone call to one of
+agentlab's worker threads instead, kept from call to call (:meth:`agentlab.timeouts._Pool.run_to_end`), in a copy of
+the caller's context, and waits for it as LangGraph waits for its pool: the call runs off the caller's thread as
+before, the guards keep its deadline as they do in any thread, and an interrupt of the caller (Ctrl-C) goes on once
+the call has ended, as from LangGraph's pool. Several calls at once still go to LangGraph's pool, and so does every
+call where ``ToolNode._func`` is not the one this node was written against (:data:`_MIRRORED`: another LangGraph, or
+a wrapper patched over it).
 
 The keys of writes are scoped to the graph's ``thread_id`` (``config={"configurable": {"thread_id": ...}}``), the
 conversation id a checkpointer keeps, so a caller restarted with the same thread replays instead of writing twice.
 """
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import functools
 import hashlib
@@ -34,7 +34,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..timeouts import run_to_end
+from ..timeouts import _pool, run_to_end
 from .core import Contract, Guard, Writes
 
 if TYPE_CHECKING:
@@ -64,39 +64,49 @@ def _with_sync_entry(tool: Any) -> Any:
 _MIRRORED = "da0073353f9152e1"
 
 
+def _mirrored(func: Any) -> bool:
+    """Whether ``func`` is the ``ToolNode._func`` written out in :class:`_LoneCalls`: its own text (a wrapper's
+    ``__wrapped__`` is not followed, as ``inspect.getsource`` would), by digest."""
+    if hasattr(func, "__wrapped__") or not inspect.isfunction(func):
+        return False
+    try:
+        text = inspect.getsource(func)
+    except (OSError, TypeError):  # no source to compare: the pool, as LangGraph runs it
+        return False
+    return hashlib.sha256(text.encode()).hexdigest()[:16] == _MIRRORED
+
+
 @functools.cache
 def _node_type() -> type:
-    """LangGraph's ``ToolNode``, running a lone call of a sync node call in the caller's thread (see the module)."""
+    """LangGraph's ``ToolNode``, handing a lone call of a sync node call to agentlab's worker (see the module)."""
     from langchain_core.runnables.config import get_config_list
     from langgraph.prebuilt import ToolNode
     from langgraph.prebuilt.tool_node import ToolRuntime
 
-    try:
-        text = inspect.getsource(ToolNode._func)
-    except (OSError, TypeError):  # no source to compare: the pool, as LangGraph runs it
-        text = ""
-    mirrored = hashlib.sha256(text.encode()).hexdigest()[:16] == _MIRRORED
+    written = ToolNode.__dict__["_func"]
+    mirrored = _mirrored(written)
 
     class _LoneCalls(ToolNode):
-        lone_in_caller = mirrored  # (read by the tests: the installed LangGraph is the one mirrored)
+        lone_in_worker = mirrored  # (read by the tests: the installed LangGraph is the one mirrored)
 
         # (annotated by name: LangGraph reads the names to hand the node its config and runtime)
         def _func(self, input: Any, config: RunnableConfig, runtime: Runtime) -> Any:
-            # a running loop in this thread (a notebook's): a tool that runs one of its own (asyncio.run) could not
-            if not mirrored or asyncio._get_running_loop() is not None:
+            # ToolNode._func as it was when this class was made, and the one mirrored (a patch since: its own way)
+            if not mirrored or ToolNode.__dict__.get("_func") is not written:
                 return super()._func(input, config, runtime)
             tool_calls, input_type = self._parse_input(input)
             if len(tool_calls) != 1:  # several at once: LangGraph's pool runs them side by side
                 return super()._func(input, config, runtime)
-            # what ToolNode._func makes for each call, for this one; run as its pool runs it, in a copy of the context
+            # what ToolNode._func makes for each call, for this one, run as its pool runs it: in a copy of the
+            # context, off this thread, waited for until it ends
             (cfg,) = get_config_list(config, 1)
             call = tool_calls[0]
             tool_runtime: Any = ToolRuntime(state=self._extract_state(input, cfg), tool_call_id=call["id"], config=cfg,
-                                       context=runtime.context, store=runtime.store,
-                                       stream_writer=runtime.stream_writer, tools=list(self.tools_by_name.values()),
-                                       execution_info=runtime.execution_info, server_info=runtime.server_info)
-            output = contextvars.copy_context().run(self._run_one, call, input_type, tool_runtime)
-            return self._combine_tool_outputs([output], input_type)
+                                            context=runtime.context, store=runtime.store,
+                                            stream_writer=runtime.stream_writer, tools=list(self.tools_by_name.values()),
+                                            execution_info=runtime.execution_info, server_info=runtime.server_info)
+            run = functools.partial(contextvars.copy_context().run, self._run_one, call, input_type, tool_runtime)
+            return self._combine_tool_outputs([_pool.run_to_end(run)], input_type)
 
     return _LoneCalls
 
@@ -106,7 +116,7 @@ def _parts(tool: Any) -> tuple:
 
 
 def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) -> Any:
-    """A LangGraph ``ToolNode`` (a subclass: a lone call in the caller's thread, see the module) of ``tools``
+    """A LangGraph ``ToolNode`` (a subclass: a lone call in agentlab's worker, see the module) of ``tools``
     (LangChain tools or plain functions) with agentlab's guards around each call. ``writes`` names the tools that
     change the world; ``options`` are :class:`~agentlab.adapters.core.Guard`'s. The guard is the node's ``.guard`` (its rows: ``.guard.events``)."""
     from langchain_core.messages import ToolMessage
