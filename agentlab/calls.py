@@ -26,7 +26,7 @@ from .models.interface import ToolCall
 from .records import quick
 from .store import Approval, MemoryStore, SQLiteStore, Store, open_store, quietly, result_json
 from .store_types import digest
-from .timeouts import ReadStillRunning, WriteTimeout, run_to_end, run_with_timeout, wait_on_loop
+from .timeouts import NoWorker, ReadStillRunning, WriteTimeout, run_to_end, run_with_timeout, wait_on_loop
 from .tools import Registry, ScopedKey, Tool
 
 __all__ = ["CallContext", "CallOutcome", "aguarded_call", "classify_exception", "default_store", "execute", "guarded_call",
@@ -100,6 +100,8 @@ def classify_exception(exc: BaseException, seconds: float = 0, *, write: bool = 
     """
     if isinstance(exc, ToolFailure):
         return exc.error  # the tool said on purpose what happened
+    if isinstance(exc, NoWorker):  # no thread could be started for the tool: it never began, a write included
+        return make_error("UNAVAILABLE")
     if write and not resendable:
         # a write is a black box: even a refused connection may come from a second hop after the
         # first one wrote. A tool that knows nothing happened says so with ToolFailure("UNAVAILABLE").

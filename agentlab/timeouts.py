@@ -28,7 +28,7 @@ from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
 from typing import Any
 
-__all__ = ["Interrupted", "ReadStillRunning", "WriteTimeout", "can_interrupt", "holding_alarm", "run_with_timeout",
+__all__ = ["Interrupted", "NoWorker", "ReadStillRunning", "WriteTimeout", "can_interrupt", "holding_alarm", "run_with_timeout",
            "wait_in_worker", "wait_on_loop"]
 
 
@@ -111,8 +111,17 @@ class _LockAnswer:
 _Answer = _PipeAnswer if hasattr(select, "poll") else _LockAnswer
 
 
+class NoWorker(RuntimeError):
+    """No worker thread could be started for a call (the process is out of threads or file descriptors): nothing ran."""
+
+
+#: idle workers kept for the next calls; a worker that ends a call with this many idle already ends too (each holds a
+#: thread and four descriptors: a burst of calls at once left every one of its workers behind, for good)
+IDLE_WORKERS = 16
+
+
 class _Worker:
-    """A daemon thread that runs one call at a time, for as long as the process lives. It sleeps in ``os.read`` on
+    """A daemon thread that runs one call at a time, for as long as it is kept (:data:`IDLE_WORKERS`). It sleeps in ``os.read`` on
     a pipe of its own, woken by one byte: on Linux about half the CPU of a lock's wake-up (a pipe wakes its reader
     on the writer's CPU once the writer blocks; a lock wakes it at once elsewhere, to wait for the GIL)."""
 
@@ -120,7 +129,12 @@ class _Worker:
 
     def __init__(self) -> None:
         self.inbox, self.wake = os.pipe()
-        self.answer: _PipeAnswer | _LockAnswer = _Answer()  # given when a call its caller still waits for ends
+        try:
+            self.answer: _PipeAnswer | _LockAnswer = _Answer()  # given when a call its caller still waits for ends
+        except BaseException:
+            os.close(self.inbox)
+            os.close(self.wake)
+            raise
         self.fn: Callable[[], Any] | None = None
         self.value: Any = None
         self.error: BaseException | None = None
@@ -128,7 +142,19 @@ class _Worker:
         self.late: Future | None = None  # made only for a caller that stopped waiting
         self.tid: int | None = None  # its thread's id for the system, once it runs (see _follow)
         self.cpu = -1  # the CPU it was last kept to
-        threading.Thread(target=self._serve, daemon=True, name="agentlab-tool").start()
+        try:
+            threading.Thread(target=self._serve, daemon=True, name="agentlab-tool").start()
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Its descriptors closed (a worker whose thread never started, or one that has ended)."""
+        for fd in (self.inbox, self.wake):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        with contextlib.suppress(OSError):
+            self.answer.close()
 
     def _serve(self) -> None:
         self.tid = threading.get_native_id()
@@ -136,9 +162,12 @@ class _Worker:
         while True:
             if not read(self.inbox, 1):  # end of file: the pipe was closed, nothing more will come
                 return
+            if self.fn is None:  # put to rest (_Pool.rest): its descriptors go with it
+                self.close()
+                return
             fn, self.fn = self.fn, None
             try:
-                value, error = fn(), None  # type: ignore[misc]
+                value, error = fn(), None
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 value, error = None, exc
             with _pool.lock:
@@ -152,7 +181,7 @@ class _Worker:
                 late.set_exception(error)
             else:
                 late.set_result(value)
-            _pool.idle.append(self)  # its caller is gone: free for the next call once the late result is in
+            _pool.rest(self)  # its caller is gone: free for the next call once the late result is in
 
 
 class _Pool:
@@ -180,13 +209,13 @@ class _Pool:
         except BaseException:  # a signal's handler raised meanwhile (a caller's own deadline): no worker is lost
             if self._give_up(w) is None:
                 w.value = w.error = None
-                self.idle.append(w)
+                self.rest(w)
             raise
         if not answered and (late := self._give_up(w)) is not None:
             return False, late
         value, error = w.value, w.error
         w.value = w.error = None  # the worker holds no result (nor a traceback's frames) while idle
-        self.idle.append(w)
+        self.rest(w)
         if error is not None:
             raise error
         return True, value
@@ -204,16 +233,28 @@ class _Pool:
             late = self._give_up(w)
             if late is None:  # it had just ended: its result is dropped with the wait
                 w.value = w.error = None
-                self.idle.append(w)
+                self.rest(w)
             else:
                 futures_wait([late])
             raise
         value, error = w.value, w.error
         w.value = w.error = None
-        self.idle.append(w)
+        self.rest(w)
         if error is not None:
             raise error
         return value
+
+    def rest(self, w: _Worker) -> None:
+        """``w``, its call over, kept for the next call; or, with :data:`IDLE_WORKERS` idle already, ended: its
+        thread wakes to no call and ends, closing its descriptors."""
+        if len(self.idle) < IDLE_WORKERS:
+            self.idle.append(w)  # atomic: as pop() in _start
+            return
+        with self.lock:
+            with contextlib.suppress(ValueError):
+                self.every.remove(w)
+        w.fn = None
+        os.write(w.wake, b"\0")
 
     def _give_up(self, w: _Worker) -> Future | None:
         """The caller stops waiting for ``w``: the Future its outcome settles while it still runs (then it goes back
@@ -240,8 +281,12 @@ class _Pool:
         try:
             w = self.idle.pop()  # atomic: two callers never take one worker
         except IndexError:
-            w = _Worker()
-            self.every.append(w)
+            try:
+                w = _Worker()
+            except (OSError, RuntimeError) as exc:  # out of descriptors or threads: said as such, nothing ran
+                raise NoWorker(f"no worker thread could be started: {exc}") from exc
+            with self.lock:
+                self.every.append(w)
         w.fn, w.finished, w.late = fn, False, late
         # kept to its caller's CPU, it runs there when the caller blocks (in a poll). Left anywhere, a keyed write's
         # hand-off from an event loop (bench_site.py) cost 100-300 us more CPU in-process on 2 busy CPUs (medians)

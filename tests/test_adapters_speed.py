@@ -255,6 +255,44 @@ def test_langgraph_invoke_leaves_calls_to_its_pool_where_tool_node_func_is_not_t
         lang_graph._node_type.cache_clear()
 
 
+def test_langgraph_invoke_with_no_deadline_to_keep_or_no_worker_to_be_had_leaves_calls_to_its_pool(monkeypatch):
+    """A guard with no deadline (GuardConfig(timeout=None)) runs its tool where it runs: in LangGraph's own pool, a
+    thread made for the call, as without the adapter (a worker kept from call to call would hand the tool its CPU,
+    its daemon flag and its thread-local data). With no worker to be had (out of descriptors), the call goes to the
+    pool too, where the guard tells the model the tool is unavailable: nothing raised out of invoke, nothing ran."""
+    if not installed("langgraph"):
+        skip_or_fail("not installed: langgraph (pip install -r requirements-frameworks.txt)")
+    import threading
+
+    from agentlab import timeouts
+    from agentlab.adapters import lang_graph
+    ran: list[tuple[str, bool]] = []
+
+    def refund(order_id: str, amount: float) -> dict:
+        """Refund part of an order."""
+        ran.append((threading.current_thread().name, threading.current_thread().daemon))
+        return {"refunded": amount}
+    call = [[("refund", {"order_id": "A1", "amount": 2.0})]]
+    agent, node = _langgraph_steps([refund], call, writes={"refund"}, config=GuardConfig(timeout=None))
+    pools = _pools_made(monkeypatch)
+    agent.invoke({"messages": [("user", "Refund A1.")]})
+    assert len(pools) == 1 and len(ran) == 1 and ran[0][0].startswith("ThreadPoolExecutor") and not ran[0][1]
+
+    ran.clear()
+    fresh = timeouts._Pool()  # no idle worker to take
+    monkeypatch.setattr(timeouts, "_pool", fresh)
+    monkeypatch.setattr(lang_graph, "_pool", fresh)
+
+    def no_pipe():
+        raise OSError(24, "Too many open files")
+    monkeypatch.setattr(timeouts.os, "pipe", no_pipe)
+    agent, node = _langgraph_steps([refund], call, writes={"refund"})
+    out = agent.invoke({"messages": [("user", "Refund A1.")]})
+    told = next(m.content for m in out["messages"] if getattr(m, "type", "") == "tool")
+    assert ran == [] and len(pools) == 2, "LangGraph's pool took the call; the tool never began"
+    assert '"UNAVAILABLE"' in told and node.guard.events[-1].error_code == "UNAVAILABLE"
+
+
 def test_langgraph_invoke_keeps_deadlines_signals_and_writes_as_langgraphs_pool_did():
     """A lone call off the caller's thread keeps what the pool gave it: a read past its deadline is left running and
     not resent (ReadStillRunning, never an alarm in the caller's thread, where it would take a watchdog's SIGALRM of

@@ -139,6 +139,56 @@ def test_a_call_handed_to_a_worker_sees_its_callers_context_variables_and_its_ow
     assert span.get() == "span-7"
 
 
+def test_after_a_burst_of_calls_at_once_only_a_few_idle_workers_are_kept_and_the_rest_end():
+    """Each call at once needs a worker of its own; once they are over, IDLE_WORKERS of them are kept and the others
+    end, their threads and descriptors with them (a burst of 200 left 200 threads and 800 descriptors for good)."""
+    def fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+    run_with_timeout(lambda: 0, 5.0, write=True)
+    threads, open_fds = threading.active_count(), fds()
+    go = threading.Event()
+    n = timeouts.IDLE_WORKERS * 3
+    callers = [threading.Thread(target=run_with_timeout, args=(lambda: go.wait(10), 5.0), kwargs={"write": True})
+               for _ in range(n)]
+    for c in callers:
+        c.start()
+    deadline = time.monotonic() + 10
+    while len(timeouts._pool.every) < n:  # every caller's call under way, each in its own worker
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    go.set()
+    for c in callers:
+        c.join()
+    deadline = time.monotonic() + 10
+    while threading.active_count() > threads + timeouts.IDLE_WORKERS - 1:
+        assert time.monotonic() < deadline, "the workers past those kept did not end"
+        time.sleep(0.01)
+    assert len(timeouts._pool.idle) == len(timeouts._pool.every) == timeouts.IDLE_WORKERS
+    if os.path.isdir("/proc/self/fd"):
+        fewer = 4 if timeouts._Answer is timeouts._PipeAnswer else 2  # a worker's descriptors
+        assert fds() <= open_fds + (timeouts.IDLE_WORKERS - 1) * fewer
+    assert [run_with_timeout(lambda i=i: i, 5.0, write=True) for i in range(3)] == [0, 1, 2]
+
+
+def test_no_worker_to_be_had_is_said_as_such_and_a_guarded_write_is_told_unavailable_not_unknown(monkeypatch):
+    """Out of descriptors (or threads), no worker can start: NoWorker, with nothing left open, and a guarded write
+    that never began is UNAVAILABLE (send it again later), its claim released, never OUTCOME_UNKNOWN."""
+    from agentlab.calls import classify_exception
+    from agentlab.errors import make_error
+
+    def no_pipe():
+        raise OSError(24, "Too many open files")
+    monkeypatch.setattr(timeouts.os, "pipe", no_pipe)
+    ran = []
+    with pytest.raises(timeouts.NoWorker):
+        run_with_timeout(lambda: ran.append(1), 5.0, write=True)
+    with pytest.raises(timeouts.NoWorker):
+        timeouts._pool.run_to_end(lambda: ran.append(1))
+    assert ran == [] and timeouts._pool.every == []
+    error = classify_exception(timeouts.NoWorker("no worker"), write=True, resendable=False)
+    assert error.code == make_error("UNAVAILABLE").code and error.category == "transient"
+
+
 @pytest.mark.parametrize("when", ["running", "ended"])
 def test_run_to_end_goes_on_from_an_interrupt_only_once_its_call_has_ended(when):
     """As a caller of a thread pool waits (LangGraph's ToolNode, whose lone calls go to agentlab's worker): as long as

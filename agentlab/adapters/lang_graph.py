@@ -16,10 +16,13 @@ to run the model's tool calls at once; that new thread cost a tool call more CPU
 (``benchmarks/bench_adapters.py`` prints both). The node :func:`guard_tools` returns hands a lone call to one of
 agentlab's worker threads instead, kept from call to call (:meth:`agentlab.timeouts._Pool.run_to_end`), in a copy of
 the caller's context, and waits for it as LangGraph waits for its pool: the call runs off the caller's thread as
-before, the guards keep its deadline as they do in any thread, and an interrupt of the caller (Ctrl-C) goes on once
-the call has ended, as from LangGraph's pool. Several calls at once still go to LangGraph's pool, and so does every
-call where ``ToolNode._func`` is not the one this node was written against (:data:`_MIRRORED`: another LangGraph, or
-a wrapper patched over it).
+before, the guards keep its deadline as they do in any thread (handing the tool to a worker of its own, as from
+LangGraph's pool), and an interrupt of the caller (Ctrl-C) goes on once the call has ended, as from LangGraph's pool.
+Several calls at once still go to LangGraph's pool, and so does every call of a guard with no deadline to keep
+(``GuardConfig(timeout=None)``: the tool runs where the guard runs, in a thread of its own as LangGraph gives it, not
+in a worker kept from call to call), every call when no worker can be started, and every call where
+``ToolNode._func`` is not the one this node was written against (:data:`_MIRRORED`: another LangGraph, or a wrapper
+patched over it).
 
 The keys of writes are scoped to the graph's ``thread_id`` (``config={"configurable": {"thread_id": ...}}``), the
 conversation id a checkpointer keeps, so a caller restarted with the same thread replays instead of writing twice.
@@ -34,7 +37,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..timeouts import _pool, run_to_end
+from ..timeouts import NoWorker, _pool, run_to_end
 from .core import Contract, Guard, Writes
 
 if TYPE_CHECKING:
@@ -91,8 +94,9 @@ def _node_type() -> type:
 
         # (annotated by name: LangGraph reads the names to hand the node its config and runtime)
         def _func(self, input: Any, config: RunnableConfig, runtime: Runtime) -> Any:
-            # ToolNode._func as it was when this class was made, and the one mirrored (a patch since: its own way)
-            if not mirrored or ToolNode.__dict__.get("_func") is not written:
+            # ToolNode._func as it was when this class was made, and the one mirrored (a patch since: its own way); a
+            # guard with no deadline to keep (GuardConfig(timeout=None)) runs its tools where it runs, as the pool did
+            if not mirrored or ToolNode.__dict__.get("_func") is not written or not self._timed():
                 return super()._func(input, config, runtime)
             tool_calls, input_type = self._parse_input(input)
             if len(tool_calls) != 1:  # several at once: LangGraph's pool runs them side by side
@@ -106,7 +110,17 @@ def _node_type() -> type:
                                             stream_writer=runtime.stream_writer, tools=list(self.tools_by_name.values()),
                                             execution_info=runtime.execution_info, server_info=runtime.server_info)
             run = functools.partial(contextvars.copy_context().run, self._run_one, call, input_type, tool_runtime)
-            return self._combine_tool_outputs([_pool.run_to_end(run)], input_type)
+            try:
+                output = _pool.run_to_end(run)
+            except NoWorker:  # out of threads or descriptors: nothing ran, and LangGraph's own pool may still start
+                return super()._func(input, config, runtime)
+            return self._combine_tool_outputs([output], input_type)
+
+        def _timed(self) -> bool:
+            # the guard keeps a deadline (its tools run in agentlab's worker anyway); a node with no guard (the
+            # benchmark's) is taken as one
+            guard = getattr(self, "guard", None)
+            return guard is None or guard.ctx.config.timeout is not None
 
     return _LoneCalls
 
