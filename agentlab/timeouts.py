@@ -165,6 +165,12 @@ class _Worker:
             if self.fn is None:  # put to rest (_Pool.rest): its descriptors go with it
                 self.close()
                 return
+            if self.cpu >= 0 and _HOME is not None:
+                # kept to its caller's CPU to be woken there (_follow); what it runs, and the threads and processes
+                # that starts, gets every CPU again: a tool's `make -j8` was held to one
+                with contextlib.suppress(OSError):
+                    os.sched_setaffinity(0, _HOME)
+                self.cpu = -1
             fn, self.fn = self.fn, None
             try:
                 value, error = fn(), None
@@ -331,8 +337,10 @@ def _follow(w: _Worker) -> None:
 
     A worker woken on another CPU takes the GIL there while its caller still needs it, and each turn wakes a
     thread across CPUs: measured in the guarded loop on 2 CPUs (old and new interleaved in one process), a keyed
-    write on SQLite cost 15-34 us more CPU (median) with the worker left anywhere. The system call is made only when the caller moved;
-    a system that refuses it (a CPU set that changed meanwhile) leaves the worker where it is.
+    write on SQLite cost 15-34 us more CPU (median) with the worker left anywhere. Once woken, the worker lets go of
+    that CPU again (``_Worker._serve``: the call, and what it starts, may use every CPU), so the system call is made
+    at every hand-off (about 5 us a hand-off in a tight loop, both calls together); a system that refuses it (a CPU set
+    that changed meanwhile) leaves the worker where it is.
     """
     if _CPU_NOW is None or w.tid is None:
         return
@@ -345,6 +353,8 @@ def _follow(w: _Worker) -> None:
         w.cpu = cpu
 
 
+#: the CPUs this process may run on, as it started: what a worker runs gets them all again (see _Worker._serve)
+_HOME = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
 _pool = _Pool()
 _LONGEST = 2_000_000.0  # seconds (23 days): poll() counts milliseconds in a C int, timers overflow past it
 if hasattr(os, "register_at_fork"):

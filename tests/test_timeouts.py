@@ -277,23 +277,41 @@ def test_a_limit_too_long_for_the_timers_is_waited_for_as_long_as_they_can():
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
                     reason="threads are kept to a CPU only on Linux with two CPUs or more to choose from")
-def test_a_write_runs_on_the_cpu_of_its_caller():
-    """A hand-off across CPUs cost a keyed write 15-34 us more CPU in the guarded loop: the worker is kept to
-    the CPU its caller ran on when it handed the write over (where the caller then waits for it)."""
+def test_a_write_is_woken_on_the_cpu_of_its_caller_and_runs_with_every_cpu(monkeypatch):
+    """A hand-off across CPUs cost a keyed write 15-34 us more CPU in the guarded loop: the worker is kept to the CPU
+    its caller ran on when it handed the write over (where the caller then waits for it), and woken there. What it
+    runs gets every CPU of the process again, and so do the threads and processes that starts (a tool's `make -j8`,
+    kept to one CPU, took eight times as long)."""
     if timeouts._CPU_NOW is None:
         pytest.skip("no sched_getcpu in this C library")
     where = lambda: os.sched_getaffinity(0)  # noqa: E731 - run in the worker: its own CPU set
     run_with_timeout(where, 5.0, write=True)  # the worker starts (its thread id is known once it has run)
-    cpus = run_with_timeout(where, 5.0, write=True)
+    kept: list[tuple[int, set]] = []
+    real = os.sched_setaffinity
+
+    def spy(tid, cpus):
+        kept.append((tid, set(cpus)))
+        real(tid, cpus)
+    monkeypatch.setattr(timeouts.os, "sched_setaffinity", spy)
     worker = timeouts._pool.idle[-1]
-    assert cpus == {worker.cpu}
-    assert worker.cpu in os.sched_getaffinity(0)  # a CPU the process may use
+    threads: list[set] = []
+
+    def tool():
+        other = threading.Thread(target=lambda: threads.append(os.sched_getaffinity(0)))
+        other.start()
+        other.join()
+        return os.sched_getaffinity(0)
+    cpus = run_with_timeout(tool, 5.0, write=True)
+    assert kept[0][0] == worker.tid and len(kept[0][1]) == 1, "kept to one CPU before it was woken"
+    assert kept[0][1] <= os.sched_getaffinity(0)  # a CPU the process may use
+    assert cpus == threads[0] == set(timeouts._HOME), "the tool, and a thread it starts, get every CPU"
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
                     reason="threads are kept to a CPU only on Linux with two CPUs or more to choose from")
-def test_a_call_handed_over_from_an_event_loop_runs_on_the_loops_cpu():
-    """The event loop's hand-off (submit: a keyed write on the site) keeps its worker to the loop's CPU too."""
+def test_a_call_handed_over_from_an_event_loop_is_woken_on_the_loops_cpu(monkeypatch):
+    """The event loop's hand-off (submit: a keyed write on the site) keeps its worker to the loop's CPU too, until it
+    is woken; what it runs gets every CPU."""
     if timeouts._CPU_NOW is None:
         pytest.skip("no sched_getcpu in this C library")
     where = lambda: os.sched_getaffinity(0)  # noqa: E731 - run in the worker: its own CPU set
@@ -302,9 +320,12 @@ def test_a_call_handed_over_from_an_event_loop_runs_on_the_loops_cpu():
     while not timeouts._pool.idle and time.monotonic() < deadline:  # it is idle again just after its result is set
         time.sleep(0.001)
     worker = timeouts._pool.idle[-1]  # the one the next call takes
+    kept: list[tuple[int, set]] = []
+    real = os.sched_setaffinity
+    monkeypatch.setattr(timeouts.os, "sched_setaffinity", lambda tid, cpus: (kept.append((tid, set(cpus))), real(tid, cpus)))
     cpus = timeouts._pool.submit(where).result(5)
-    assert cpus == {worker.cpu}
-    assert worker.cpu in os.sched_getaffinity(0)
+    assert kept[0][0] == worker.tid and len(kept[0][1]) == 1 and kept[0][1] <= os.sched_getaffinity(0)
+    assert cpus == set(timeouts._HOME)
 
 
 # --- the held alarm: one SIGALRM timer for a guarded turn's waits ---------------------------------------------
