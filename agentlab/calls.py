@@ -26,8 +26,9 @@ from .models.interface import ToolCall
 from .records import quick
 from .store import Approval, MemoryStore, SQLiteStore, Store, open_store, quietly, result_json
 from .store_types import digest
-from .timeouts import NoWorker, ReadStillRunning, WriteTimeout, run_to_end, run_with_timeout, wait_on_loop
+from .timeouts import ReadStillRunning, WriteTimeout, run_to_end, run_with_timeout, wait_on_loop
 from .tools import Registry, ScopedKey, Tool
+from .workers import NoWorker
 
 __all__ = ["CallContext", "CallOutcome", "aguarded_call", "classify_exception", "default_store", "execute", "guarded_call",
            "idempotency_key", "outlives_process", "session_scoped"]

@@ -6,29 +6,28 @@ stopping a read half-way leaves nothing half-done. A write must never be interru
 thread and the caller stops *waiting* for it; the write may still finish later, which is why a timed-out write's
 outcome is unknown (:class:`WriteTimeout`). A deadline past due rings again until its wait ends (:data:`_AGAIN`).
 
-Neither can interrupt C code that holds the GIL (a catastrophic regex, a long ``sum`` over a C array): the deadline
+The worker threads themselves are :mod:`agentlab.workers`'s. Neither way can interrupt C code that holds the GIL (a catastrophic regex, a long ``sum`` over a C array): the deadline
 fires when that code gives the GIL back.
 """
 from __future__ import annotations
 
 import _signal
-import _thread
 import asyncio
 import contextlib
 import contextvars
 import functools
 import os
-import select
 import signal
 import threading
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import Future
-from concurrent.futures import wait as futures_wait
 from typing import Any
 
-__all__ = ["Interrupted", "NoWorker", "ReadStillRunning", "WriteTimeout", "can_interrupt", "holding_alarm", "run_with_timeout",
+from .workers import _LONGEST, _pool
+
+__all__ = ["Interrupted", "ReadStillRunning", "WriteTimeout", "can_interrupt", "holding_alarm", "run_with_timeout",
            "wait_in_worker", "wait_on_loop"]
 
 
@@ -54,311 +53,6 @@ class WriteTimeout(TimeoutError):
 
 class Interrupted(TimeoutError):
     """A read stopped by its deadline in the calling thread (told apart from a ``TimeoutError`` of its own)."""
-
-
-class _PipeAnswer:
-    """A worker's "done" to the caller that waits for it: a byte on a pipe, waited for with ``poll`` (POSIX).
-    Like the wake-up, a pipe hands the CPU over: the caller runs once the worker blocks for its next call."""
-
-    __slots__ = ("fds", "poller")
-
-    def __init__(self) -> None:
-        self.fds = os.pipe()
-        self.poller = select.poll()
-        self.poller.register(self.fds[0], select.POLLIN)
-
-    def give(self) -> None:
-        os.write(self.fds[1], b"\0")
-
-    def wait(self, limit: float) -> bool:
-        """Take the answer if it comes within ``limit`` seconds."""
-        if not self.poller.poll(limit * 1000):
-            return False
-        os.read(self.fds[0], 1)
-        return True
-
-    def take(self) -> None:
-        """Take an answer that is given or about to be."""
-        os.read(self.fds[0], 1)
-
-    def close(self) -> None:
-        for fd in self.fds:
-            os.close(fd)
-
-
-class _LockAnswer:
-    """The same with a lock, where ``select.poll`` does not exist (Windows)."""
-
-    __slots__ = ("lock",)
-
-    def __init__(self) -> None:
-        self.lock = _thread.allocate_lock()
-        self.lock.acquire()
-
-    def give(self) -> None:
-        self.lock.release()
-
-    def wait(self, limit: float) -> bool:
-        return self.lock.acquire(True, limit)
-
-    def take(self) -> None:
-        self.lock.acquire()
-
-    def close(self) -> None:
-        pass
-
-
-_Answer = _PipeAnswer if hasattr(select, "poll") else _LockAnswer
-
-
-class NoWorker(RuntimeError):
-    """No worker thread could be started for a call (the process is out of threads or file descriptors): nothing ran."""
-
-
-#: idle workers kept for the next calls; a worker that ends a call with this many idle already ends too (each holds a
-#: thread and four descriptors: a burst of calls at once left every one of its workers behind, for good)
-IDLE_WORKERS = 16
-
-
-class _Worker:
-    """A daemon thread that runs one call at a time, for as long as it is kept (:data:`IDLE_WORKERS`). It sleeps in ``os.read`` on
-    a pipe of its own, woken by one byte: on Linux about half the CPU of a lock's wake-up (a pipe wakes its reader
-    on the writer's CPU once the writer blocks; a lock wakes it at once elsewhere, to wait for the GIL)."""
-
-    __slots__ = ("answer", "cpu", "error", "finished", "fn", "inbox", "late", "tid", "value", "wake")
-
-    def __init__(self) -> None:
-        self.inbox, self.wake = os.pipe()
-        try:
-            self.answer: _PipeAnswer | _LockAnswer = _Answer()  # given when a call its caller still waits for ends
-        except BaseException:
-            os.close(self.inbox)
-            os.close(self.wake)
-            raise
-        self.fn: Callable[[], Any] | None = None
-        self.value: Any = None
-        self.error: BaseException | None = None
-        self.finished = False
-        self.late: Future | None = None  # made only for a caller that stopped waiting
-        self.tid: int | None = None  # its thread's id for the system, once it runs (see _follow)
-        self.cpu = -1  # the CPU it was last kept to
-        try:
-            threading.Thread(target=self._serve, daemon=True, name="agentlab-tool").start()
-        except BaseException:
-            self.close()
-            raise
-
-    def close(self) -> None:
-        """Its descriptors closed (a worker whose thread never started, or one that has ended)."""
-        for fd in (self.inbox, self.wake):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        with contextlib.suppress(OSError):
-            self.answer.close()
-
-    def _serve(self) -> None:
-        self.tid = threading.get_native_id()
-        read = os.read
-        while True:
-            if not read(self.inbox, 1):  # end of file: the pipe was closed, nothing more will come
-                return
-            if self.fn is None:  # put to rest (_Pool.rest): its descriptors go with it
-                self.close()
-                return
-            if self.cpu >= 0 and _HOME is not None:
-                # kept to its caller's CPU to be woken there (_follow); what it runs, and the threads and processes
-                # that starts, gets every CPU again: a tool's `make -j8` was held to one
-                with contextlib.suppress(OSError):
-                    os.sched_setaffinity(0, _HOME)
-                self.cpu = -1
-            fn, self.fn = self.fn, None
-            try:
-                value, error = fn(), None
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller
-                value, error = None, exc
-            with _pool.lock:
-                self.value, self.error, self.finished = value, error, True
-                late, self.late = self.late, None
-            if late is None:
-                self.answer.give()
-                continue
-            self.value = self.error = None
-            if error is not None:
-                late.set_exception(error)
-            else:
-                late.set_result(value)
-            _pool.rest(self)  # its caller is gone: free for the next call once the late result is in
-
-
-class _Pool:
-    """The idle workers. A worker is taken for one call and put back when it ends; a write that outlives
-    its caller's wait keeps its worker until it finishes, so a hung write never delays the next one."""
-
-    def __init__(self) -> None:
-        self.lock = _thread.allocate_lock()
-        self.idle: list[_Worker] = []
-        self.every: list[_Worker] = []
-
-    def run(self, fn: Callable[[], Any], limit: float, *, write: bool) -> Any:
-        """``fn()`` in a worker, waited for at most ``limit`` seconds."""
-        done, got = self.try_run(fn, limit)
-        if done:
-            return got
-        raise (WriteTimeout if write else ReadStillRunning)(limit, got)
-
-    def try_run(self, fn: Callable[[], Any], limit: float) -> tuple[bool, Any]:
-        """``fn()`` in a worker, waited for in this thread at most ``limit`` seconds: ``(True, its value)`` (its
-        exception raised here), or ``(False, a Future)`` its outcome settles, once the caller stopped waiting."""
-        w = self._start(fn, None)
-        try:
-            answered = w.answer.wait(limit)
-        except BaseException:  # a signal's handler raised meanwhile (a caller's own deadline): no worker is lost
-            if self._give_up(w) is None:
-                w.value = w.error = None
-                self.rest(w)
-            raise
-        if not answered and (late := self._give_up(w)) is not None:
-            return False, late
-        value, error = w.value, w.error
-        w.value = w.error = None  # the worker holds no result (nor a traceback's frames) while idle
-        self.rest(w)
-        if error is not None:
-            raise error
-        return True, value
-
-    def run_to_end(self, fn: Callable[[], Any]) -> Any:
-        """``fn()`` in a worker, waited for as long as it takes, as a thread pool's caller waits for its task. An
-        exception raised into the wait (a signal's handler: Ctrl-C) goes on only once ``fn`` has ended, as it does
-        from a ``with ThreadPoolExecutor()`` block, whose exit waits for its threads: a write under way is finished
-        and recorded, never left half-way to a process about to exit (a second one ends that wait)."""
-        w = self._start(fn, None)
-        try:
-            while not w.answer.wait(_LONGEST):
-                pass
-        except BaseException:
-            late = self._give_up(w)
-            if late is None:  # it had just ended: its result is dropped with the wait
-                w.value = w.error = None
-                self.rest(w)
-            else:
-                futures_wait([late])
-            raise
-        value, error = w.value, w.error
-        w.value = w.error = None
-        self.rest(w)
-        if error is not None:
-            raise error
-        return value
-
-    def rest(self, w: _Worker) -> None:
-        """``w``, its call over, kept for the next call; or, with :data:`IDLE_WORKERS` idle already, ended: its
-        thread wakes to no call and ends, closing its descriptors."""
-        if len(self.idle) < IDLE_WORKERS:
-            self.idle.append(w)  # atomic: as pop() in _start
-            return
-        with self.lock:
-            with contextlib.suppress(ValueError):
-                self.every.remove(w)
-        w.fn = None
-        os.write(w.wake, b"\0")
-
-    def _give_up(self, w: _Worker) -> Future | None:
-        """The caller stops waiting for ``w``: the Future its outcome settles while it still runs (then it goes back
-        to the idle ones by itself), or None when it has just ended (its answer taken, its result the caller's)."""
-        with self.lock:
-            if not w.finished:
-                fut: Future = Future()
-                fut.set_running_or_notify_cancel()
-                w.late = fut
-                return fut
-        w.answer.take()  # so that its next call is waited for again
-        return None
-
-    def submit(self, fn: Callable[[], Any]) -> Future:
-        """``fn()`` in a worker, its outcome in a Future (for a caller that waits on an event loop); the worker
-        goes back to the idle ones when it has settled the Future."""
-        fut: Future = Future()
-        fut.set_running_or_notify_cancel()
-        self._start(fn, fut)
-        return fut
-
-    def _start(self, fn: Callable[[], Any], late: Future | None) -> _Worker:
-        """An idle worker (or a new one) woken to run ``fn``; ``late``: the Future its outcome settles, if any."""
-        try:
-            w = self.idle.pop()  # atomic: two callers never take one worker
-        except IndexError:
-            try:
-                w = _Worker()
-            except (OSError, RuntimeError) as exc:  # out of descriptors or threads: said as such, nothing ran
-                raise NoWorker(f"no worker thread could be started: {exc}") from exc
-            with self.lock:
-                self.every.append(w)
-        w.fn, w.finished, w.late = fn, False, late
-        # kept to its caller's CPU, it runs there when the caller blocks (in a poll). Left anywhere, a keyed write's
-        # hand-off from an event loop (bench_site.py) cost 100-300 us more CPU in-process on 2 busy CPUs (medians)
-        _follow(w)
-        os.write(w.wake, b"\0")
-        return w
-
-    def forget(self) -> None:
-        """In a forked child: the workers' threads did not come along (fork copies only the calling
-        thread), so the next call starts a new one. Without this, a child's write was handed to a thread
-        that does not exist and reported "still running" at its timeout, never having run."""
-        for w in self.every:
-            try:
-                os.close(w.inbox)
-                os.close(w.wake)
-                w.answer.close()
-            except OSError:
-                pass
-        self.lock = _thread.allocate_lock()  # another thread may have held it at the fork
-        self.idle, self.every = [], []
-
-
-def _cpu_now() -> Callable[[], int] | None:
-    """The C library's ``sched_getcpu`` (the CPU the calling thread runs on), where threads can be kept to a CPU
-    (Linux); else None."""
-    if not hasattr(os, "sched_setaffinity"):
-        return None
-    try:
-        import ctypes
-        getcpu = ctypes.CDLL(None).sched_getcpu
-    except (ImportError, OSError, AttributeError):
-        return None
-    getcpu.restype, getcpu.argtypes = ctypes.c_int, []
-    return getcpu
-
-
-_CPU_NOW = _cpu_now()
-
-
-def _follow(w: _Worker) -> None:
-    """Keep the worker on the CPU its caller runs on (Linux), so that a hand-off stays on one CPU.
-
-    A worker woken on another CPU takes the GIL there while its caller still needs it, and each turn wakes a
-    thread across CPUs: measured in the guarded loop on 2 CPUs (old and new interleaved in one process), a keyed
-    write on SQLite cost 15-34 us more CPU (median) with the worker left anywhere. Once woken, the worker lets go of
-    that CPU again (``_Worker._serve``: the call, and what it starts, may use every CPU), so the system call is made
-    at every hand-off (about 5 us a hand-off in a tight loop, both calls together); a system that refuses it (a CPU set
-    that changed meanwhile) leaves the worker where it is.
-    """
-    if _CPU_NOW is None or w.tid is None:
-        return
-    cpu = _CPU_NOW()
-    if cpu != w.cpu and cpu >= 0:
-        try:
-            os.sched_setaffinity(w.tid, {cpu})
-        except OSError:
-            return
-        w.cpu = cpu
-
-
-#: the CPUs this process may run on, as it started: what a worker runs gets them all again (see _Worker._serve)
-_HOME = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-_pool = _Pool()
-_LONGEST = 2_000_000.0  # seconds (23 days): poll() counts milliseconds in a C int, timers overflow past it
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=lambda: _pool.forget())
 
 
 class _Expired(BaseException):
@@ -564,7 +258,10 @@ def run_with_timeout(fn: Callable[[], Any], limit: float | None, *, write: bool)
             return _held_wait(fn, limit)
         return _with_alarm(fn, limit)
     # in a copy of this thread's context, as run here: a tool's tracing span, a request id, a framework's config
-    return _pool.run(functools.partial(contextvars.copy_context().run, fn), limit, write=write)
+    done, got = _pool.try_run(functools.partial(contextvars.copy_context().run, fn), limit)
+    if done:
+        return got
+    raise (WriteTimeout if write else ReadStillRunning)(limit, got)
 
 
 def run_to_end(awaitable: Awaitable[Any]) -> Any:

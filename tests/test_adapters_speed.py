@@ -264,7 +264,7 @@ def test_langgraph_invoke_with_no_deadline_to_keep_or_no_worker_to_be_had_leaves
         skip_or_fail("not installed: langgraph (pip install -r requirements-frameworks.txt)")
     import threading
 
-    from agentlab import timeouts
+    from agentlab import timeouts, workers
     from agentlab.adapters import lang_graph
     ran: list[tuple[str, bool]] = []
 
@@ -279,13 +279,13 @@ def test_langgraph_invoke_with_no_deadline_to_keep_or_no_worker_to_be_had_leaves
     assert len(pools) == 1 and len(ran) == 1 and ran[0][0].startswith("ThreadPoolExecutor") and not ran[0][1]
 
     ran.clear()
-    fresh = timeouts._Pool()  # no idle worker to take
+    fresh = workers._Pool()  # no idle worker to take
     monkeypatch.setattr(timeouts, "_pool", fresh)
     monkeypatch.setattr(lang_graph, "_pool", fresh)
 
     def no_pipe():
         raise OSError(24, "Too many open files")
-    monkeypatch.setattr(timeouts.os, "pipe", no_pipe)
+    monkeypatch.setattr(workers.os, "pipe", no_pipe)
     agent, node = _langgraph_steps([refund], call, writes={"refund"})
     out = agent.invoke({"messages": [("user", "Refund A1.")]})
     told = next(m.content for m in out["messages"] if getattr(m, "type", "") == "tool")

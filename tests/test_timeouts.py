@@ -8,16 +8,18 @@ import time
 import pytest
 
 import agentlab.timeouts as timeouts
+import agentlab.workers as workers
 from agentlab.timeouts import WriteTimeout, run_with_timeout
 
 
 @pytest.fixture(autouse=True, params=["pipe", "lock"])
 def answer_kind(request, monkeypatch):
     """Each test with workers that answer through a pipe (POSIX) and through a lock (Windows)."""
-    if request.param == "pipe" and not hasattr(timeouts.select, "poll"):
+    if request.param == "pipe" and not hasattr(workers.select, "poll"):
         pytest.skip("no select.poll here")
-    monkeypatch.setattr(timeouts, "_Answer", timeouts._PipeAnswer if request.param == "pipe" else timeouts._LockAnswer)
-    monkeypatch.setattr(timeouts, "_pool", timeouts._Pool())
+    pool = workers._Pool(workers._PipeAnswer if request.param == "pipe" else workers._LockAnswer)
+    monkeypatch.setattr(timeouts, "_pool", pool)
+    monkeypatch.setattr(workers, "_pool", pool)
     return request.param
 
 
@@ -139,124 +141,6 @@ def test_a_call_handed_to_a_worker_sees_its_callers_context_variables_and_its_ow
     assert span.get() == "span-7"
 
 
-def test_after_a_burst_of_calls_at_once_only_a_few_idle_workers_are_kept_and_the_rest_end():
-    """Each call at once needs a worker of its own; once they are over, IDLE_WORKERS of them are kept and the others
-    end, their threads and descriptors with them (a burst of 200 left 200 threads and 800 descriptors for good)."""
-    def fds() -> int:
-        return len(os.listdir("/proc/self/fd"))
-    run_with_timeout(lambda: 0, 5.0, write=True)
-    threads, open_fds = threading.active_count(), fds()
-    go = threading.Event()
-    n = timeouts.IDLE_WORKERS * 3
-    callers = [threading.Thread(target=run_with_timeout, args=(lambda: go.wait(10), 5.0), kwargs={"write": True})
-               for _ in range(n)]
-    for c in callers:
-        c.start()
-    deadline = time.monotonic() + 10
-    while len(timeouts._pool.every) < n:  # every caller's call under way, each in its own worker
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    go.set()
-    for c in callers:
-        c.join()
-    deadline = time.monotonic() + 10
-    while threading.active_count() > threads + timeouts.IDLE_WORKERS - 1:
-        assert time.monotonic() < deadline, "the workers past those kept did not end"
-        time.sleep(0.01)
-    assert len(timeouts._pool.idle) == len(timeouts._pool.every) == timeouts.IDLE_WORKERS
-    if os.path.isdir("/proc/self/fd"):
-        fewer = 4 if timeouts._Answer is timeouts._PipeAnswer else 2  # a worker's descriptors
-        assert fds() <= open_fds + (timeouts.IDLE_WORKERS - 1) * fewer
-    assert [run_with_timeout(lambda i=i: i, 5.0, write=True) for i in range(3)] == [0, 1, 2]
-
-
-def test_no_worker_to_be_had_is_said_as_such_and_a_guarded_write_is_told_unavailable_not_unknown(monkeypatch):
-    """Out of descriptors (or threads), no worker can start: NoWorker, with nothing left open, and a guarded write
-    that never began is UNAVAILABLE (send it again later), its claim released, never OUTCOME_UNKNOWN."""
-    from agentlab.calls import classify_exception
-    from agentlab.errors import make_error
-
-    def no_pipe():
-        raise OSError(24, "Too many open files")
-    monkeypatch.setattr(timeouts.os, "pipe", no_pipe)
-    ran = []
-    with pytest.raises(timeouts.NoWorker):
-        run_with_timeout(lambda: ran.append(1), 5.0, write=True)
-    with pytest.raises(timeouts.NoWorker):
-        timeouts._pool.run_to_end(lambda: ran.append(1))
-    assert ran == [] and timeouts._pool.every == []
-    error = classify_exception(timeouts.NoWorker("no worker"), write=True, resendable=False)
-    assert error.code == make_error("UNAVAILABLE").code and error.category == "transient"
-
-
-@pytest.mark.parametrize("when", ["running", "ended"])
-def test_run_to_end_goes_on_from_an_interrupt_only_once_its_call_has_ended(when):
-    """As a caller of a thread pool waits (LangGraph's ToolNode, whose lone calls go to agentlab's worker): as long as
-    the call takes, its value or error handed back; a handler that raises in the wait (Ctrl-C) is raised once the call
-    has ended, so a write is never left half-way to a process about to exit, and no worker is lost."""
-    assert timeouts._pool.run_to_end(lambda: "value") == "value"
-    with pytest.raises(KeyError, match="boom"):
-        timeouts._pool.run_to_end(lambda: {}["boom"])
-    worker = timeouts._pool.idle[-1]
-    real, go, ended = worker.answer, threading.Event(), []
-
-    class RaisingInTheWait:
-        def give(self):
-            real.give()
-
-        def wait(self, limit):
-            if when == "ended":
-                while not worker.finished:
-                    time.sleep(0.001)
-            else:
-                threading.Timer(0.2, go.set).start()  # the call ends a while after the interrupt
-            raise KeyboardInterrupt  # as a handler raises out of poll()
-
-        def take(self):
-            real.take()
-
-    def write():
-        go.wait(10)
-        ended.append("written")
-        return "written"
-    worker.answer = RaisingInTheWait()
-    if when == "ended":
-        go.set()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            timeouts._pool.run_to_end(write)
-        assert ended == ["written"], "the interrupt went on only once the call had ended"
-    finally:
-        worker.answer = real
-    deadline = time.monotonic() + 10
-    while worker not in timeouts._pool.idle:
-        assert time.monotonic() < deadline, "the worker was lost"
-        time.sleep(0.01)
-    assert timeouts._pool.run_to_end(lambda: "second") == "second"
-    assert run_with_timeout(lambda: "third", 5.0, write=True) == "third"
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
-def test_a_forked_child_runs_its_writes():
-    """A child made by fork has only the forking thread: the parent's idle workers are not there.
-    The child's write was handed to one of them and reported "still running" at its timeout, never run."""
-    run_with_timeout(lambda: 0, 5.0, write=True)  # the parent has an idle worker
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: report what happened, never return into pytest
-        try:
-            answer = repr(run_with_timeout(lambda: "ran", 2.0, write=True))
-        except BaseException as exc:  # noqa: BLE001 - reported to the parent
-            answer = type(exc).__name__
-        os.write(write, answer.encode())
-        os._exit(0)
-    os.close(write)
-    answer = os.read(read, 100).decode()
-    os.close(read)
-    os.waitpid(pid, 0)
-    assert answer == "'ran'"
-
-
 @pytest.mark.parametrize("limit", [0, -1, -0.5, float("nan")])
 @pytest.mark.parametrize("write", [False, True])
 def test_no_time_to_wait_is_a_timeout_at_once_for_a_read_and_a_write(limit, write):
@@ -273,59 +157,6 @@ def test_no_time_to_wait_is_a_timeout_at_once_for_a_read_and_a_write(limit, writ
 def test_a_limit_too_long_for_the_timers_is_waited_for_as_long_as_they_can():
     assert run_with_timeout(lambda: "read", float("inf"), write=False) == "read"
     assert run_with_timeout(lambda: "written", 1e12, write=True) == "written"
-
-
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
-                    reason="threads are kept to a CPU only on Linux with two CPUs or more to choose from")
-def test_a_write_is_woken_on_the_cpu_of_its_caller_and_runs_with_every_cpu(monkeypatch):
-    """A hand-off across CPUs cost a keyed write 15-34 us more CPU in the guarded loop: the worker is kept to the CPU
-    its caller ran on when it handed the write over (where the caller then waits for it), and woken there. What it
-    runs gets every CPU of the process again, and so do the threads and processes that starts (a tool's `make -j8`,
-    kept to one CPU, took eight times as long)."""
-    if timeouts._CPU_NOW is None:
-        pytest.skip("no sched_getcpu in this C library")
-    where = lambda: os.sched_getaffinity(0)  # noqa: E731 - run in the worker: its own CPU set
-    run_with_timeout(where, 5.0, write=True)  # the worker starts (its thread id is known once it has run)
-    kept: list[tuple[int, set]] = []
-    real = os.sched_setaffinity
-
-    def spy(tid, cpus):
-        kept.append((tid, set(cpus)))
-        real(tid, cpus)
-    monkeypatch.setattr(timeouts.os, "sched_setaffinity", spy)
-    worker = timeouts._pool.idle[-1]
-    threads: list[set] = []
-
-    def tool():
-        other = threading.Thread(target=lambda: threads.append(os.sched_getaffinity(0)))
-        other.start()
-        other.join()
-        return os.sched_getaffinity(0)
-    cpus = run_with_timeout(tool, 5.0, write=True)
-    assert kept[0][0] == worker.tid and len(kept[0][1]) == 1, "kept to one CPU before it was woken"
-    assert kept[0][1] <= os.sched_getaffinity(0)  # a CPU the process may use
-    assert cpus == threads[0] == set(timeouts._HOME), "the tool, and a thread it starts, get every CPU"
-
-
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
-                    reason="threads are kept to a CPU only on Linux with two CPUs or more to choose from")
-def test_a_call_handed_over_from_an_event_loop_is_woken_on_the_loops_cpu(monkeypatch):
-    """The event loop's hand-off (submit: a keyed write on the site) keeps its worker to the loop's CPU too, until it
-    is woken; what it runs gets every CPU."""
-    if timeouts._CPU_NOW is None:
-        pytest.skip("no sched_getcpu in this C library")
-    where = lambda: os.sched_getaffinity(0)  # noqa: E731 - run in the worker: its own CPU set
-    timeouts._pool.submit(where).result(5)  # the worker starts (its thread id is known once it has run)
-    deadline = time.monotonic() + 5
-    while not timeouts._pool.idle and time.monotonic() < deadline:  # it is idle again just after its result is set
-        time.sleep(0.001)
-    worker = timeouts._pool.idle[-1]  # the one the next call takes
-    kept: list[tuple[int, set]] = []
-    real = os.sched_setaffinity
-    monkeypatch.setattr(timeouts.os, "sched_setaffinity", lambda tid, cpus: (kept.append((tid, set(cpus))), real(tid, cpus)))
-    cpus = timeouts._pool.submit(where).result(5)
-    assert kept[0][0] == worker.tid and len(kept[0][1]) == 1 and kept[0][1] <= os.sched_getaffinity(0)
-    assert cpus == set(timeouts._HOME)
 
 
 # --- the held alarm: one SIGALRM timer for a guarded turn's waits ---------------------------------------------

@@ -14,7 +14,7 @@ own, so the tool runs under ``invoke`` and ``ainvoke`` alike. A tool the framewo
 A graph run with ``invoke`` (or ``stream``) makes LangGraph's ``ToolNode`` start a thread pool for every node call,
 to run the model's tool calls at once; that new thread cost a tool call more CPU than all of agentlab's guards
 (``benchmarks/bench_adapters.py`` prints both). The node :func:`guard_tools` returns hands a lone call to one of
-agentlab's worker threads instead, kept from call to call (:meth:`agentlab.timeouts._Pool.run_to_end`), in a copy of
+agentlab's worker threads instead, kept from call to call (:meth:`agentlab.workers._Pool.run_to_end`), in a copy of
 the caller's context, and waits for it as LangGraph waits for its pool: the call runs off the caller's thread as
 before, the guards keep its deadline as they do in any thread (handing the tool to a worker of its own, as from
 LangGraph's pool), and an interrupt of the caller (Ctrl-C) goes on once the call has ended, as from LangGraph's pool.
@@ -37,7 +37,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..timeouts import NoWorker, _pool, run_to_end
+from ..timeouts import run_to_end
+from ..workers import NoWorker, _pool
 from .core import Contract, Guard, Writes
 
 if TYPE_CHECKING:

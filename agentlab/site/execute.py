@@ -35,7 +35,8 @@ from ..errors import Problem, ToolError, ToolFailure, make_error
 from ..i18n import Lang, t
 from ..schema import compile_schema
 from ..store import result_json
-from ..timeouts import _LONGEST, Interrupted, WriteTimeout, _pool, _settle, can_interrupt, run_with_timeout, wait_in_worker
+from ..timeouts import Interrupted, WriteTimeout, _settle, can_interrupt, run_with_timeout, wait_in_worker
+from ..workers import _LONGEST, _pool
 from .flat import flat_summary
 from .hints import fallback_hint as site_hint
 from .hints import skill_hint
