@@ -6,8 +6,8 @@ stopping a read half-way leaves nothing half-done. A write must never be interru
 thread and the caller stops *waiting* for it; the write may still finish later, which is why a timed-out write's
 outcome is unknown (:class:`WriteTimeout`). A deadline past due rings again until its wait ends (:data:`_AGAIN`).
 
-The worker threads themselves are :mod:`agentlab.workers`'s. Neither way can interrupt C code that holds the GIL (a catastrophic regex, a long ``sum`` over a C array): the deadline
-fires when that code gives the GIL back.
+The worker threads themselves are :mod:`agentlab.workers`'s. Neither way can interrupt C code that holds the GIL (a
+catastrophic regex, a long ``sum`` over a C array): the deadline fires when that code gives the GIL back.
 """
 from __future__ import annotations
 
