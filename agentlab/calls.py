@@ -101,7 +101,7 @@ def classify_exception(exc: BaseException, seconds: float = 0, *, write: bool = 
     """
     if isinstance(exc, ToolFailure):
         return exc.error  # the tool said on purpose what happened
-    if isinstance(exc, NoWorker):  # no thread could be started for the tool: it never began, a write included
+    if isinstance(exc, NoWorker) and not exc.started:  # no thread could be started for the tool: it never began
         return make_error("UNAVAILABLE")
     if write and not resendable:
         # a write is a black box: even a refused connection may come from a second hop after the
@@ -387,7 +387,11 @@ def _invoke(tool: Tool, args: dict, key: str | None, timeout: float | None) -> A
         kwargs["idempotency_key"] = key
 
     def call() -> Any:
-        out = fn(**kwargs)
+        try:
+            out = fn(**kwargs)
+        except NoWorker as exc:  # the tool's own hand-off, once it had begun: it may have done something
+            exc.started = True
+            raise
         # an async def tool hands back its coroutine unrun: shown as the result, the run said "done" of a refund
         # that never happened. It is run to its end here, under the same deadline
         return run_to_end(out) if hasattr(out, "__await__") else out

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import Future
 from typing import Any
 
-from .workers import _LONGEST, _pool
+from .workers import _LONGEST, NoWorker, _pool
 
 __all__ = ["Interrupted", "ReadStillRunning", "WriteTimeout", "can_interrupt", "holding_alarm", "run_with_timeout",
            "wait_in_worker", "wait_on_loop"]
@@ -277,9 +277,18 @@ def run_to_end(awaitable: Awaitable[Any]) -> Any:
         try:
             box["value"] = asyncio.run(awaited())
         except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread as it was raised
+            if isinstance(exc, NoWorker):
+                exc.started = True  # raised inside the coroutine, which had begun
             box["error"] = exc
-    worker = threading.Thread(target=main, name="agentlab-async-tool", daemon=True)
-    worker.start()
+    # in a copy of the caller's context, as a worker runs a call (run_with_timeout)
+    worker = threading.Thread(target=functools.partial(contextvars.copy_context().run, main),
+                              name="agentlab-async-tool", daemon=True)
+    try:
+        worker.start()
+    except RuntimeError as exc:  # out of threads: the coroutine never began
+        if hasattr(awaitable, "close"):
+            awaitable.close()
+        raise NoWorker(f"no thread could be started for the coroutine: {exc}") from exc
     worker.join()
     if "error" in box:
         raise box["error"]

@@ -4,7 +4,7 @@ main thread, a store's round trip from an event loop (:mod:`agentlab.timeouts` w
 A worker is a daemon thread kept from call to call, asleep on a pipe of its own; a call takes an idle one (or a new
 one) and hands it back when it ends, and at most :data:`IDLE_WORKERS` idle ones are kept. A worker is kept to its
 caller's CPU while it waits to be woken, so that the hand-off stays on one CPU, and lets go of it once woken: what it
-runs gets every CPU of the process. A forked child starts its own workers.
+runs gets its caller's CPUs. A forked child starts its own workers.
 """
 from __future__ import annotations
 
@@ -44,9 +44,10 @@ class _PipeAnswer:
         os.read(self.fds[0], 1)
         return True
 
-    def take(self) -> None:
-        """Take an answer that is given or about to be."""
-        os.read(self.fds[0], 1)
+    def take_given(self) -> None:
+        """Take an answer given and not taken yet, if there is one (never waits)."""
+        if self.poller.poll(0):
+            os.read(self.fds[0], 1)
 
     def close(self) -> None:
         for fd in self.fds:
@@ -68,8 +69,8 @@ class _LockAnswer:
     def wait(self, limit: float) -> bool:
         return self.lock.acquire(True, limit)
 
-    def take(self) -> None:
-        self.lock.acquire()
+    def take_given(self) -> None:
+        self.lock.acquire(False)
 
     def close(self) -> None:
         pass
@@ -79,7 +80,13 @@ _Answer = _PipeAnswer if hasattr(select, "poll") else _LockAnswer
 
 
 class NoWorker(RuntimeError):
-    """No worker thread could be started for a call (the process is out of threads or file descriptors): nothing ran."""
+    """No worker thread could be started for a call (the process is out of threads or file descriptors): nothing ran.
+
+    ``started``: raised by a call that had begun (a tool's own hand-off inside it, which may have done something
+    first) rather than by the hand-off of the call itself; set where the call's code runs (:meth:`_Worker._serve`,
+    and a guarded call's own wrapper of its tool), so that only a call that never began is told "nothing ran"."""
+
+    started = False
 
 
 #: idle workers kept for the next calls; a worker that ends a call with this many idle already ends too (each holds a
@@ -92,7 +99,7 @@ class _Worker:
     a pipe of its own, woken by one byte: on Linux about half the CPU of a lock's wake-up (a pipe wakes its reader
     on the writer's CPU once the writer blocks; a lock wakes it at once elsewhere, to wait for the GIL)."""
 
-    __slots__ = ("answer", "cpu", "error", "finished", "fn", "inbox", "late", "pool", "tid", "value", "wake")
+    __slots__ = ("answer", "cpu", "error", "finished", "fn", "home", "inbox", "late", "pool", "tid", "value", "wake")
 
     def __init__(self, pool: _Pool) -> None:
         self.pool = pool  # the pool it goes back to (its lock guards the hand-back of a result)
@@ -109,6 +116,7 @@ class _Worker:
         self.finished = False
         self.late: Future | None = None  # made only for a caller that stopped waiting
         self.tid: int | None = None  # its thread's id for the system, once it runs (see _follow)
+        self.home: set[int] | None = None  # the CPUs its caller may use, given back once it is woken (see _follow)
         self.cpu = -1  # the CPU it was last kept to
         try:
             threading.Thread(target=self._serve, daemon=True, name="agentlab-tool").start()
@@ -133,22 +141,23 @@ class _Worker:
             if self.fn is None:  # put to rest (_Pool.rest): its descriptors go with it
                 self.close()
                 return
-            if self.cpu >= 0 and _HOME is not None:
+            if self.cpu >= 0:
                 # kept to its caller's CPU to be woken there (_follow); what it runs, and the threads and processes
-                # that starts, gets every CPU again: a tool's `make -j8` was held to one
-                with contextlib.suppress(OSError):
-                    os.sched_setaffinity(0, _HOME)
-                self.cpu = -1
+                # that starts, gets its caller's CPUs again: a tool's `make -j8` was held to one
+                self._let_go()
             fn, self.fn = self.fn, None
             try:
                 value, error = fn(), None
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                if isinstance(exc, NoWorker):
+                    exc.started = True  # raised inside the call, which had begun
                 value, error = None, exc
-            with self.pool.lock:
+            with self.pool.lock:  # the answer given under the lock: a caller that gives up knows it is there (_give_up)
                 self.value, self.error, self.finished = value, error, True
                 late, self.late = self.late, None
+                if late is None:
+                    self.answer.give()
             if late is None:
-                self.answer.give()
                 continue
             self.value = self.error = None
             if error is not None:
@@ -156,6 +165,17 @@ class _Worker:
             else:
                 late.set_result(value)
             self.pool.rest(self)  # its caller is gone: free for the next call once the late result is in
+
+
+    def _let_go(self) -> None:
+        """Back to the CPUs its caller may use (those of the process's main thread, if the system refuses them)."""
+        for cpus in (self.home, lambda: os.sched_getaffinity(os.getpid())):
+            try:
+                os.sched_setaffinity(0, cpus() if callable(cpus) else cpus)  # type: ignore[arg-type]
+                break
+            except (OSError, TypeError, ValueError):
+                continue
+        self.cpu = -1
 
 
 class _Pool:
@@ -233,7 +253,10 @@ class _Pool:
                 fut.set_running_or_notify_cancel()
                 w.late = fut
                 return fut
-        w.answer.take()  # so that its next call is waited for again
+            # it ended, and gave its answer under this lock: still there, or taken by the wait a signal's handler
+            # then cut short. Taken now if it is there (never waited for: a wait here hung for good), so that the
+            # worker's next call is waited for again
+            w.answer.take_given()
         return None
 
     def submit(self, fn: Callable[[], Any]) -> Future:
@@ -255,10 +278,16 @@ class _Pool:
                 raise NoWorker(f"no worker thread could be started: {exc}") from exc
             with self.lock:
                 self.every.append(w)
-        w.fn, w.finished, w.late = fn, False, late
-        # kept to its caller's CPU, it runs there when the caller blocks (in a poll). Left anywhere, a keyed write's
-        # hand-off from an event loop (bench_site.py) cost 100-300 us more CPU in-process on 2 busy CPUs (medians)
-        _follow(w)
+        try:
+            w.fn, w.finished, w.late = fn, False, late
+            # kept to its caller's CPU, it runs there when the caller blocks (in a poll). Left anywhere, a keyed
+            # write's hand-off from an event loop (bench_site.py) cost 100-300 us more CPU in-process on 2 busy CPUs
+            _follow(w)
+        except BaseException:  # a signal's handler raised before it was woken: back to the idle ones, not lost
+            w.fn = w.late = None
+            self.rest(w)
+            raise
+        # the last step: a handler can run only once this has returned, in the caller's wait (its except sees it)
         os.write(w.wake, b"\0")
         return w
 
@@ -309,14 +338,15 @@ def _follow(w: _Worker) -> None:
     cpu = _CPU_NOW()
     if cpu != w.cpu and cpu >= 0:
         try:
+            home = os.sched_getaffinity(0)  # the caller's CPUs as they are now (an operator's taskset included)
+            if cpu not in home:
+                return
             os.sched_setaffinity(w.tid, {cpu})
         except OSError:
             return
-        w.cpu = cpu
+        w.cpu, w.home = cpu, home
 
 
-#: the CPUs this process may run on, as it started: what a worker runs gets them all again (see _Worker._serve)
-_HOME = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
 _pool = _Pool()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=lambda: _pool.forget())

@@ -440,3 +440,30 @@ def test_a_body_whose_sender_went_away_is_never_taken_for_the_request():
         return parts.pop(0)
     with pytest.raises(bodies.Gone):
         asyncio.run(bodies.receive_body(receive, 1000, 1.0))
+
+
+def test_a_write_with_no_worker_to_be_had_is_unavailable_and_its_resend_runs(tmp_path, monkeypatch):
+    """Out of descriptors or threads, no worker can start: nothing ran, so the caller hears 503 UNAVAILABLE (send it
+    again later, with Retry-After on the route), never TOOL_ERROR ("do not repeat") nor a claim settled as unknown;
+    once a worker can start, the same key runs, once."""
+    from agentlab import timeouts, workers
+    from agentlab.site import execute as ex
+    ran: list[str] = []
+    site, key, _ = _site(tmp_path, lambda args, ctx: (ran.append(args["text"]), {"noted": args["text"]})[1])
+    fresh = workers._Pool()  # no idle worker to take
+    for module in (workers, timeouts, ex):
+        monkeypatch.setattr(module, "_pool", fresh)
+
+    def no_pipe():
+        raise OSError(24, "Too many open files")
+    body = json.dumps({"arguments": {"text": "hello"}}).encode()
+    with monkeypatch.context() as out_of_descriptors:
+        out_of_descriptors.setattr(workers.os, "pipe", no_pipe)
+        sync = site.execute("note_it", body, api_key=key, idempotency_key="k-1", session_id=None)
+        on_loop = _write_on_loop(site, key, "k-2", "hello", [])
+    assert (sync.status, sync.body["error"]["code"]) == (503, "UNAVAILABLE"), sync.body
+    assert (on_loop.status, on_loop.body["error"]["code"]) == (503, "UNAVAILABLE"), on_loop.body
+    assert on_loop.headers.get("Retry-After") and ran == []
+    again = site.execute("note_it", body, api_key=key, idempotency_key="k-1", session_id=None)
+    assert again.status == 200 and _write_on_loop(site, key, "k-2", "hello", []).status == 200
+    assert ran == ["hello", "hello"], "each key ran once, when a worker could start"

@@ -65,8 +65,8 @@ def test_a_write_that_ends_just_as_the_wait_ends_does_not_answer_the_next_call()
                 time.sleep(0.001)
             return False                # ...but the wait reports that time ran out
 
-        def take(self):
-            real.take()
+        def take_given(self):
+            real.take_given()
 
     worker.answer = GivesUpLate()
     try:
@@ -95,8 +95,8 @@ def test_a_handler_raising_in_a_wait_loses_no_worker_and_leaves_no_answer_behind
                     time.sleep(0.001)
             raise KeyboardInterrupt  # as a handler raises out of poll()
 
-        def take(self):
-            real.take()
+        def take_given(self):
+            real.take_given()
 
     worker.answer = RaisingInTheWait()
     if when == "ended":
@@ -139,6 +139,29 @@ def test_a_call_handed_to_a_worker_sees_its_callers_context_variables_and_its_ow
         return await timeouts.wait_in_worker(tool, 5.0, write=True)
     assert asyncio.run(on_a_loop()) == "task's"
     assert span.get() == "span-7"
+
+
+def test_an_async_tool_run_to_its_end_sees_its_callers_context_and_no_thread_for_it_is_no_worker(monkeypatch):
+    """An ``async def`` tool called where tools are called plainly runs on a loop in a thread of its own: in a copy
+    of its caller's context (a request id read None there), and a thread that cannot start is NoWorker (nothing ran:
+    the coroutine is closed, never begun), not a RuntimeError a write would read as an outcome unknown."""
+    import contextvars
+    request: contextvars.ContextVar[str | None] = contextvars.ContextVar("request", default=None)
+    request.set("req-42")
+    began: list[str] = []
+
+    async def tool() -> str | None:
+        began.append("began")
+        return request.get()
+    assert timeouts.run_to_end(tool()) == "req-42"
+    began.clear()
+
+    def no_thread(self):
+        raise RuntimeError("can't start new thread")
+    monkeypatch.setattr(threading.Thread, "start", no_thread)
+    with pytest.raises(workers.NoWorker) as caught:
+        timeouts.run_to_end(tool())
+    assert not caught.value.started and began == []
 
 
 @pytest.mark.parametrize("limit", [0, -1, -0.5, float("nan")])

@@ -96,8 +96,8 @@ def test_run_to_end_goes_on_from_an_interrupt_only_once_its_call_has_ended(when)
                 threading.Timer(0.2, go.set).start()  # the call ends a while after the interrupt
             raise KeyboardInterrupt  # as a handler raises out of poll()
 
-        def take(self):
-            real.take()
+        def take_given(self):
+            real.take_given()
 
     def write():
         go.wait(10)
@@ -170,7 +170,7 @@ def test_a_write_is_woken_on_the_cpu_of_its_caller_and_runs_with_every_cpu(monke
     cpus = run_with_timeout(tool, 5.0, write=True)
     assert kept[0][0] == worker.tid and len(kept[0][1]) == 1, "kept to one CPU before it was woken"
     assert kept[0][1] <= os.sched_getaffinity(0)  # a CPU the process may use
-    assert cpus == threads[0] == set(workers._HOME), "the tool, and a thread it starts, get every CPU"
+    assert cpus == threads[0] == os.sched_getaffinity(0), "the tool, and a thread it starts, get its caller's CPUs"
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
@@ -191,4 +191,106 @@ def test_a_call_handed_over_from_an_event_loop_is_woken_on_the_loops_cpu(monkeyp
     monkeypatch.setattr(workers.os, "sched_setaffinity", lambda tid, cpus: (kept.append((tid, set(cpus))), real(tid, cpus)))
     cpus = workers._pool.submit(where).result(5)
     assert kept[0][0] == worker.tid and len(kept[0][1]) == 1 and kept[0][1] <= os.sched_getaffinity(0)
-    assert cpus == set(workers._HOME)
+    assert cpus == os.sched_getaffinity(0)
+
+
+@pytest.mark.parametrize("way", ["try_run", "run_to_end"])
+def test_an_interrupt_just_as_the_answer_lands_neither_hangs_nor_loses_a_worker(way):
+    """A signal's handler that raises once the wait has taken the worker's answer: giving up then waited for an
+    answer already taken, for good. Now the interrupt goes on at once, the worker goes back to the idle ones, and its
+    next call hears its own result."""
+    kind = workers._pool.answer_kind
+
+    class TakenThenInterrupted(kind):  # type: ignore[misc, valid-type]
+        armed = True
+
+        def wait(self, limit):
+            got = super().wait(limit)
+            if TakenThenInterrupted.armed:
+                TakenThenInterrupted.armed = False
+                raise KeyboardInterrupt  # as a handler raises just after poll() and read() returned
+            return got
+    pool = workers._Pool(TakenThenInterrupted)
+    raised: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            getattr(pool, way)(lambda: "first", *([5.0] if way == "try_run" else []))
+        except BaseException as exc:  # noqa: BLE001 - what the caller sees
+            raised.append(exc)
+    caller = threading.Thread(target=call)
+    caller.start()
+    caller.join(5)
+    assert not caller.is_alive(), "the caller hung giving up on an answer it had already taken"
+    assert [type(e) for e in raised] == [KeyboardInterrupt]
+    assert len(pool.idle) == len(pool.every) == 1, "the worker went back to the idle ones"
+    assert pool.try_run(lambda: "second", 5.0) == (True, "second")
+    assert pool.run_to_end(lambda: "third") == "third"
+
+
+def test_an_interrupt_before_a_worker_is_woken_loses_no_worker(monkeypatch):
+    """A handler that raises while a worker is being readied (kept to the caller's CPU), before it is woken: the
+    worker goes back to the idle ones instead of being held by nobody, with its thread and descriptors, for good."""
+    workers._pool.try_run(lambda: 0, 5.0)  # one idle worker
+    real = workers._follow
+
+    def interrupted(w):
+        monkeypatch.setattr(workers, "_follow", real)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(workers, "_follow", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        workers._pool.try_run(lambda: "never", 5.0)
+    assert len(workers._pool.idle) == len(workers._pool.every) == 1
+    assert workers._pool.try_run(lambda: "next", 5.0) == (True, "next")
+
+
+def test_no_worker_raised_inside_a_call_that_had_begun_is_not_nothing_ran(monkeypatch):
+    """NoWorker means "nothing ran" only from the hand-off of the call itself: one raised by the call's own code (a
+    tool's nested hand-off, after it charged a card) is marked started, and a guarded write that raised it is
+    OUTCOME_UNKNOWN, never resent as UNAVAILABLE (a second charge)."""
+    from agentlab.calls import classify_exception
+    from agentlab.guards import GuardConfig
+    from agentlab.loop import run_guarded
+    from agentlab.models.fakes import ScriptedModel
+    from agentlab.models.interface import ToolCall
+    from agentlab.tools import Registry, Tool
+
+    def inside():
+        raise workers.NoWorker("a nested hand-off found no worker")
+    with pytest.raises(workers.NoWorker) as caught:
+        run_with_timeout(inside, 5.0, write=True)
+    assert caught.value.started
+    assert classify_exception(caught.value, write=True, resendable=False).code == "OUTCOME_UNKNOWN"
+    charged: list[str] = []
+
+    def charge(order_id: str) -> dict:
+        charged.append(order_id)
+        raise workers.NoWorker("a nested hand-off found no worker")
+    for timeout in (5.0, None):  # in a worker, and in the caller's own thread
+        charged.clear()
+        reg = Registry([Tool("charge", "Charge an order.", {"type": "object", "properties": {
+            "order_id": {"type": "string"}}, "required": ["order_id"]}, fn=charge, side_effect=True)])
+        call = ToolCall("charge", '{"order_id": "A1"}')
+        run = run_guarded(ScriptedModel([call, call, "done"]), reg, "Charge A1.", config=GuardConfig(timeout=timeout),
+                          sleep=lambda s: None)
+        codes = [e.error_code for e in run.events if e.kind == "tool"]
+        assert charged == ["A1"], "charged once: not resent, nor run again"
+        assert codes[0] == "OUTCOME_UNKNOWN", codes
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="threads are kept to a CPU only on Linux with two CPUs or more to choose from")
+def test_a_worker_gives_back_the_cpus_of_its_caller_as_they_are_not_those_the_process_started_with():
+    """A caller kept to one CPU (an operator's taskset, after the process started): the call it hands over runs on
+    that CPU alone, as it would in the caller's thread, not on every CPU the process started with."""
+    one = {min(os.sched_getaffinity(0))}
+    got: list[set] = []
+
+    def restricted() -> None:
+        os.sched_setaffinity(0, one)
+        got.append(run_with_timeout(lambda: os.sched_getaffinity(0), 5.0, write=True))
+    caller = threading.Thread(target=restricted)
+    caller.start()
+    caller.join(10)
+    assert got == [one]
+    assert run_with_timeout(lambda: os.sched_getaffinity(0), 5.0, write=True) == os.sched_getaffinity(0)

@@ -113,7 +113,9 @@ def _node_type() -> type:
             run = functools.partial(contextvars.copy_context().run, self._run_one, call, input_type, tool_runtime)
             try:
                 output = _pool.run_to_end(run)
-            except NoWorker:  # out of threads or descriptors: nothing ran, and LangGraph's own pool may still start
+            except NoWorker as exc:  # out of threads or descriptors: nothing ran, and LangGraph's own pool may start
+                if exc.started:  # raised by the call itself, which had begun: never run again
+                    raise
                 return super()._func(input, config, runtime)
             return self._combine_tool_outputs([output], input_type)
 

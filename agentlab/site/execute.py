@@ -36,7 +36,7 @@ from ..i18n import Lang, t
 from ..schema import compile_schema
 from ..store import result_json
 from ..timeouts import Interrupted, WriteTimeout, _settle, can_interrupt, run_with_timeout, wait_in_worker
-from ..workers import _LONGEST, _pool
+from ..workers import _LONGEST, NoWorker, _pool
 from .flat import flat_summary
 from .hints import fallback_hint as site_hint
 from .hints import skill_hint
@@ -495,6 +495,8 @@ class SkillBug(Exception):
 
 
 def _from_exception(exc: BaseException, skill: Skill, lang: Lang) -> Execution:
+    if isinstance(exc, NoWorker) and not exc.started:  # no thread for the skill's code: it never began (resend it)
+        return _failed(make_error("UNAVAILABLE"), skill, lang, internal=str(exc), ran=False)
     if isinstance(exc, ToolFailure):  # the skill said on purpose what happened: the model may read it
         transient = exc.error.category == "transient"
         kind = "upstream" if exc.error.code == "UNAVAILABLE" else None

@@ -32,6 +32,7 @@ from ..i18n import Lang, LocalizedError
 from ..jsonutil import canonical
 from ..redis_store import RedisStore
 from ..store import SQLiteStore, Store, open_store
+from ..workers import NoWorker
 from .admission import REFUSALS_PER_MINUTE, Gate
 from .claims import WriteClaim, answer, transition
 from .desks import desk_skills, desk_state
@@ -167,11 +168,20 @@ class SkillSite:
         ``alone``: no other call is in progress on the loop (its thread may then wait for a write's worker)."""
         skill = self.skills.get(name)
         writes = skill is not None and skill.meta.writes  # a name kept for a skill only: never one a caller made up
-        return await run_steps_in_worker(self._steps(name, raw_body, api_key=api_key, idempotency_key=idempotency_key,
-                                                     session_id=session_id, request_id=request_id, lang=lang,
-                                                     checked=checked),
-                                         check_every=skill.meta.timeout if skill is not None else 1.0,
-                                         name=f"{name}:write" if writes else "", alone=alone and writes)
+        request_id = request_id or uuid.uuid4().hex[:16]
+        try:
+            return await run_steps_in_worker(self._steps(name, raw_body, api_key=api_key,
+                                                         idempotency_key=idempotency_key, session_id=session_id,
+                                                         request_id=request_id, lang=lang, checked=checked),
+                                             check_every=skill.meta.timeout if skill is not None else 1.0,
+                                             name=f"{name}:write" if writes else "", alone=alone and writes)
+        except NoWorker as exc:  # no worker for the call (out of threads or descriptors): none of it ran, no claim
+            if exc.started:
+                raise
+            self.logs.write("error", request_id=request_id, session_id=session_id, skill=name, status=503,
+                            code="UNAVAILABLE", stack=str(exc))
+            result = reply(make_error("UNAVAILABLE"), lang, status=503, headers={"Retry-After": "5"})
+            return HttpReply(result.status, result.body, {**result.headers, "X-Request-Id": request_id})
 
     #: the largest body a call on the event loop may have: parsing and checking it holds every other request
     LOOP_BODY = 64_000
