@@ -99,7 +99,8 @@ class _Worker:
     a pipe of its own, woken by one byte: on Linux about half the CPU of a lock's wake-up (a pipe wakes its reader
     on the writer's CPU once the writer blocks; a lock wakes it at once elsewhere, to wait for the GIL)."""
 
-    __slots__ = ("answer", "cpu", "error", "finished", "fn", "home", "inbox", "late", "pool", "tid", "value", "wake")
+    __slots__ = ("answer", "cpu", "error", "finished", "fn", "home", "inbox", "late", "orphan", "pool", "retired",
+                 "running", "tid", "value", "wake")
 
     def __init__(self, pool: _Pool) -> None:
         self.pool = pool  # the pool it goes back to (its lock guards the hand-back of a result)
@@ -118,10 +119,23 @@ class _Worker:
         self.tid: int | None = None  # its thread's id for the system, once it runs (see _follow)
         self.home: set[int] | None = None  # the CPUs its caller may use, given back once it is woken (see _follow)
         self.cpu = -1  # the CPU it was last kept to
+        self.retired = False  # told to end (_Pool.rest): its next wake-up ends its thread
+        self.running = self.orphan = False  # its thread has begun; its maker was interrupted while starting it
         try:
             threading.Thread(target=self._serve, daemon=True, name="agentlab-tool").start()
-        except BaseException:
+        except RuntimeError:  # no thread started: nothing holds the descriptors
             self.close()
+            raise
+        except BaseException:
+            # a signal's handler raised while the thread was starting: it may run (its descriptors stay its own, never
+            # closed under it and handed to another worker). Whoever comes second, this or its thread, puts it among
+            # the pool's workers, so that it is used, not left asleep for good
+            with pool.lock:
+                self.orphan, running = True, self.running
+                if running:
+                    pool.every.append(self)
+            if running:
+                pool.rest(self)
             raise
 
     def close(self) -> None:
@@ -134,18 +148,28 @@ class _Worker:
 
     def _serve(self) -> None:
         self.tid = threading.get_native_id()
+        with self.pool.lock:
+            self.running, orphan = True, self.orphan
+            if orphan:
+                self.pool.every.append(self)
+        if orphan:
+            self.pool.rest(self)
         read = os.read
         while True:
             if not read(self.inbox, 1):  # end of file: the pipe was closed, nothing more will come
                 return
-            if self.fn is None:  # put to rest (_Pool.rest): its descriptors go with it
+            with self.pool.lock:  # the call taken under the lock: a caller interrupted before it waited takes it back
+                fn, self.fn = self.fn, None
+                retired = self.retired
+            if retired:  # put to rest (_Pool.rest): its descriptors go with it
                 self.close()
                 return
+            if fn is None:  # a wake-up whose call was taken back (_Pool._start): asleep again
+                continue
             if self.cpu >= 0:
                 # kept to its caller's CPU to be woken there (_follow); what it runs, and the threads and processes
                 # that starts, gets its caller's CPUs again: a tool's `make -j8` was held to one
                 self._let_go()
-            fn, self.fn = self.fn, None
             try:
                 value, error = fn(), None
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
@@ -203,7 +227,9 @@ class _Pool:
             return False, late
         value, error = w.value, w.error
         w.value = w.error = None  # the worker holds no result (nor a traceback's frames) while idle
-        self.rest(w)
+        self.idle.append(w)  # (not through rest(): a handler may raise as a function is entered, not here)
+        if len(self.idle) > IDLE_WORKERS:
+            self._retire_extra()
         if error is not None:
             raise error
         return True, value
@@ -227,22 +253,31 @@ class _Pool:
             raise
         value, error = w.value, w.error
         w.value = w.error = None
-        self.rest(w)
+        self.idle.append(w)  # (as in try_run)
+        if len(self.idle) > IDLE_WORKERS:
+            self._retire_extra()
         if error is not None:
             raise error
         return value
 
     def rest(self, w: _Worker) -> None:
-        """``w``, its call over, kept for the next call; or, with :data:`IDLE_WORKERS` idle already, ended: its
-        thread wakes to no call and ends, closing its descriptors."""
-        if len(self.idle) < IDLE_WORKERS:
-            self.idle.append(w)  # atomic: as pop() in _start
-            return
-        with self.lock:
-            with contextlib.suppress(ValueError):
-                self.every.remove(w)
-        w.fn = None
-        os.write(w.wake, b"\0")
+        """``w``, its call over, kept for the next call; past :data:`IDLE_WORKERS` idle, the extra ones end."""
+        self.idle.append(w)  # atomic (one bytecode's C call)
+        if len(self.idle) > IDLE_WORKERS:
+            self._retire_extra()
+
+    def _retire_extra(self) -> None:
+        """The idle workers past :data:`IDLE_WORKERS` end: each wakes to no call and ends, closing its descriptors."""
+        while len(self.idle) > IDLE_WORKERS:
+            try:
+                w = self.idle.pop(0)
+            except IndexError:
+                return
+            with self.lock:
+                with contextlib.suppress(ValueError):
+                    self.every.remove(w)
+                w.fn, w.retired = None, True
+            os.write(w.wake, b"\0")
 
     def _give_up(self, w: _Worker) -> Future | None:
         """The caller stops waiting for ``w``: the Future its outcome settles while it still runs (then it goes back
@@ -270,7 +305,10 @@ class _Pool:
     def _start(self, fn: Callable[[], Any], late: Future | None) -> _Worker:
         """An idle worker (or a new one) woken to run ``fn``; ``late``: the Future its outcome settles, if any."""
         try:
-            w = self.idle.pop()  # atomic: two callers never take one worker
+            # taken by subscript then deleted: neither is a call, so no signal's handler (nor another thread) runs in
+            # between; a handler raising just after pop() returned lost the worker it had taken
+            w = self.idle[-1]
+            del self.idle[-1]
         except IndexError:
             try:
                 w = _Worker(self)
@@ -278,17 +316,33 @@ class _Pool:
                 raise NoWorker(f"no worker thread could be started: {exc}") from exc
             with self.lock:
                 self.every.append(w)
+        w.finished, w.late = False, late
+        w.fn = fn
         try:
-            w.fn, w.finished, w.late = fn, False, late
             # kept to its caller's CPU, it runs there when the caller blocks (in a poll). Left anywhere, a keyed
             # write's hand-off from an event loop (bench_site.py) cost 100-300 us more CPU in-process on 2 busy CPUs
             _follow(w)
-        except BaseException:  # a signal's handler raised before it was woken: back to the idle ones, not lost
-            w.fn = w.late = None
-            self.rest(w)
+            os.write(w.wake, b"\0")
+        except BaseException:
+            # a signal's handler raised before the caller could wait (before or just after the wake-up): the call is
+            # taken back if the worker has not taken it (then no answer comes, and the worker, woken or not, goes
+            # back to the idle ones); else it runs on, for nobody, and the worker goes back by itself once it ends
+            with self.lock:
+                if w.fn is fn:  # not taken: taken back
+                    w.fn, back = None, True
+                elif late is not None:  # a Future's call: it settles it and goes back by itself
+                    back = False
+                elif w.finished:  # it ended in between and answered: the answer taken, the worker put back
+                    w.answer.take_given()
+                    w.value = w.error = None
+                    back = True
+                else:  # under way: it goes back by itself once it ends, settling a Future nobody reads
+                    w.late = Future()
+                    w.late.set_running_or_notify_cancel()
+                    back = False
+            if back:
+                self.rest(w)
             raise
-        # the last step: a handler can run only once this has returned, in the caller's wait (its except sees it)
-        os.write(w.wake, b"\0")
         return w
 
     def forget(self) -> None:

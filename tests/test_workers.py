@@ -294,3 +294,30 @@ def test_a_worker_gives_back_the_cpus_of_its_caller_as_they_are_not_those_the_pr
     caller.join(10)
     assert got == [one]
     assert run_with_timeout(lambda: os.sched_getaffinity(0), 5.0, write=True) == os.sched_getaffinity(0)
+
+
+@pytest.mark.parametrize("way", ["try_run", "run_to_end", "submit"])
+def test_an_interrupt_just_after_a_worker_is_woken_loses_no_worker_and_answers_no_other_call(monkeypatch, way):
+    """A handler that raises as the wake-up's write returns, before the caller could wait: the call is taken back if
+    the worker has not taken it, else it runs on for nobody; either way the worker is back among the idle ones once it
+    is free, and the next call hears its own result, never the abandoned one's."""
+    workers._pool.try_run(lambda: 0, 5.0)  # one idle worker
+    real = os.write
+
+    def then_interrupted(fd, data):
+        monkeypatch.setattr(workers.os, "write", real)
+        real(fd, data)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(workers.os, "write", then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        if way == "submit":
+            workers._pool.submit(lambda: "abandoned")
+        else:
+            getattr(workers._pool, way)(lambda: "abandoned", *([5.0] if way == "try_run" else []))
+    deadline = time.monotonic() + 5
+    while len(workers._pool.idle) != 1:
+        assert time.monotonic() < deadline, "the worker was lost"
+        time.sleep(0.001)
+    assert len(workers._pool.every) == 1
+    assert workers._pool.try_run(lambda: "next", 5.0) == (True, "next")
+    assert workers._pool.run_to_end(lambda: "and the next") == "and the next"
