@@ -102,7 +102,7 @@ def protocol_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     problems: list[str] = []
     # the call ids of the last assistant message: all of them (answerable), those not answered yet (waiting). Most
     # messages call nothing, and a reply calls one or two: both are lists, made only for a message with calls (a
-    # review reads every message of a log through here, and a new set and list for each cost it 7% of its time)
+    # review reads every message of a log through here: about 1% of its time, measured interleaved)
     answerable: list[str] = _NONE
     waiting: list[str] = _NONE
     for i, m in enumerate(messages):

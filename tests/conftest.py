@@ -49,6 +49,19 @@ def need(path: Path, what: str) -> Path:
     return path
 
 
+@pytest.fixture(params=["pipe", "lock"])
+def worker_pool(request, monkeypatch):
+    """A pool of agentlab's workers of the test's own (run_with_timeout hands its calls to it as well), once with
+    workers that answer through a pipe (POSIX) and once through a lock (Windows)."""
+    from agentlab import timeouts, workers
+    if request.param == "pipe" and not hasattr(workers.select, "poll"):
+        pytest.skip("no select.poll here")
+    pool = workers._Pool(workers._PipeAnswer if request.param == "pipe" else workers._LockAnswer)
+    monkeypatch.setattr(workers, "_pool", pool)
+    monkeypatch.setattr(timeouts, "_pool", pool)
+    return pool
+
+
 @pytest.fixture(scope="session")
 def datasets() -> Path:
     return need(DATASETS, "../shared/datasets")

@@ -43,73 +43,7 @@ def test_a_finished_claim_keeps_its_fingerprint_and_lease_and_replays_its_result
     assert store.claim("refund:A1", '{"order_id":"A2"}').status == "conflict", "the fingerprint is still compared"
 
 
-# --- LangGraph: the request handed on as it came, unless agentlab changed the arguments ---
-def _langgraph_agent(tools, calls, **options):
-    from langchain_core.language_models.chat_models import BaseChatModel
-    from langchain_core.messages import AIMessage, ToolMessage
-    from langchain_core.outputs import ChatGeneration, ChatResult
-
-    from agentlab.adapters.lang_graph import guard_tools
-
-    class Scripted(BaseChatModel):
-        @property
-        def _llm_type(self) -> str:
-            return "scripted"
-
-        def bind_tools(self, tools, **kw):
-            return self
-
-        def _generate(self, messages, stop=None, run_manager=None, **kw):
-            step = sum(isinstance(m, ToolMessage) for m in messages)
-            if step >= len(calls):
-                return ChatResult(generations=[ChatGeneration(message=AIMessage(content="done"))])
-            name, args = calls[step]
-            msg = AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"c{step}", "type": "tool_call"}])
-            return ChatResult(generations=[ChatGeneration(message=msg)])
-
-    node = guard_tools(tools, **options)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from langgraph.prebuilt import create_react_agent
-        return create_react_agent(Scripted(), node), node
-
-
-@pytest.mark.parametrize("use_async", [False, True])
-def test_langgraph_hands_the_tool_the_checked_arguments_and_copies_the_request_only_when_they_changed(
-        use_async, monkeypatch):
-    """A call whose checked arguments equal the model's is handed on as it came (``override`` copied the request and
-    its call for every call); arguments agentlab cleaned ("45元" -> 45) still reach the tool as cleaned."""
-    if not installed("langgraph"):
-        skip_or_fail("not installed: langgraph (pip install -r requirements-frameworks.txt)")
-    import asyncio
-
-    from langgraph.prebuilt.tool_node import ToolCallRequest
-    copies: list[dict] = []
-    real = ToolCallRequest.override
-
-    def counted(self, **kw):
-        copies.append(kw["tool_call"]["args"])
-        return real(self, **kw)
-    monkeypatch.setattr(ToolCallRequest, "override", counted)
-    got: list[tuple] = []
-
-    def refund(order_id: str, amount: float) -> dict:
-        """Refund part of an order."""
-        got.append((order_id, amount))
-        return {"refunded": amount}
-
-    calls = [("refund", {"order_id": "A1", "amount": 10.5}), ("refund", {"order_id": "A2", "amount": "45元"})]
-    agent, node = _langgraph_agent([refund], calls, writes={"refund"}, config=GuardConfig(clean=True))
-    state = {"messages": [("user", "Refund.")]}
-    out = asyncio.run(agent.ainvoke(state)) if use_async else agent.invoke(state)
-    assert got == [("A1", 10.5), ("A2", 45)], "the tool gets what agentlab checked"
-    assert copies == [{"order_id": "A2", "amount": 45}], "only the cleaned call was copied"
-    assert [e.error_code for e in node.guard.events] == [None, None]
-    told = [m.content for m in out["messages"] if getattr(m, "type", "") == "tool"]
-    assert '"refunded": 10.5' in told[0] and '"refunded": 45' in told[1]
-
-
-# --- LangGraph invoke: a lone call in the graph's thread, several in LangGraph's pool ---
+# --- LangGraph: a scripted graph; the request handed on as it came, unless agentlab changed the arguments ---
 def _langgraph_steps(tools, steps, version="v2", **options):
     """A graph whose model asks, turn by turn, for each step's calls (several in one message when a step has
     several), then says done. ``version="v1"``: the tool node is handed a message's calls together (v2 sends the node
@@ -156,6 +90,42 @@ def _pools_made(monkeypatch) -> list:
     return made
 
 
+@pytest.mark.parametrize("use_async", [False, True])
+def test_langgraph_hands_the_tool_the_checked_arguments_and_copies_the_request_only_when_they_changed(
+        use_async, monkeypatch):
+    """A call whose checked arguments equal the model's is handed on as it came (``override`` copied the request and
+    its call for every call); arguments agentlab cleaned ("45元" -> 45) still reach the tool as cleaned."""
+    if not installed("langgraph"):
+        skip_or_fail("not installed: langgraph (pip install -r requirements-frameworks.txt)")
+    import asyncio
+
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+    copies: list[dict] = []
+    real = ToolCallRequest.override
+
+    def counted(self, **kw):
+        copies.append(kw["tool_call"]["args"])
+        return real(self, **kw)
+    monkeypatch.setattr(ToolCallRequest, "override", counted)
+    got: list[tuple] = []
+
+    def refund(order_id: str, amount: float) -> dict:
+        """Refund part of an order."""
+        got.append((order_id, amount))
+        return {"refunded": amount}
+
+    calls = [("refund", {"order_id": "A1", "amount": 10.5}), ("refund", {"order_id": "A2", "amount": "45元"})]
+    agent, node = _langgraph_steps([refund], [[c] for c in calls], writes={"refund"}, config=GuardConfig(clean=True))
+    state = {"messages": [("user", "Refund.")]}
+    out = asyncio.run(agent.ainvoke(state)) if use_async else agent.invoke(state)
+    assert got == [("A1", 10.5), ("A2", 45)], "the tool gets what agentlab checked"
+    assert copies == [{"order_id": "A2", "amount": 45}], "only the cleaned call was copied"
+    assert [e.error_code for e in node.guard.events] == [None, None]
+    told = [m.content for m in out["messages"] if getattr(m, "type", "") == "tool"]
+    assert '"refunded": 10.5' in told[0] and '"refunded": 45' in told[1]
+
+
+# --- LangGraph invoke: a lone call in agentlab's worker, several in LangGraph's pool ---
 def test_langgraph_invoke_hands_a_lone_call_to_agentlabs_worker_and_several_to_its_pool(monkeypatch):
     """LangGraph's ToolNode made a thread pool (a new thread) for every node call, which cost a tool call more CPU
     than the guards: a lone call now goes to agentlab's worker, kept from call to call, in a copy of the caller's

@@ -11,16 +11,8 @@ import agentlab.timeouts as timeouts
 import agentlab.workers as workers
 from agentlab.timeouts import WriteTimeout, run_with_timeout
 
-
-@pytest.fixture(autouse=True, params=["pipe", "lock"])
-def answer_kind(request, monkeypatch):
-    """Each test with workers that answer through a pipe (POSIX) and through a lock (Windows)."""
-    if request.param == "pipe" and not hasattr(workers.select, "poll"):
-        pytest.skip("no select.poll here")
-    pool = workers._Pool(workers._PipeAnswer if request.param == "pipe" else workers._LockAnswer)
-    monkeypatch.setattr(timeouts, "_pool", pool)
-    monkeypatch.setattr(workers, "_pool", pool)
-    return request.param
+# every test with a pool of its own, answering through a pipe and through a lock (conftest.worker_pool)
+pytestmark = pytest.mark.usefixtures("worker_pool")
 
 
 def test_writes_reuse_one_worker_and_a_failure_comes_back_as_it_was_raised():

@@ -6,21 +6,11 @@ import time
 
 import pytest
 
-import agentlab.timeouts as timeouts
 import agentlab.workers as workers
 from agentlab.timeouts import run_with_timeout
 
-
-@pytest.fixture(autouse=True, params=["pipe", "lock"])
-def answer_kind(request, monkeypatch):
-    """Each test with workers that answer through a pipe (POSIX) and through a lock (Windows); a pool of its own,
-    which run_with_timeout hands its calls to as well."""
-    if request.param == "pipe" and not hasattr(workers.select, "poll"):
-        pytest.skip("no select.poll here")
-    pool = workers._Pool(workers._PipeAnswer if request.param == "pipe" else workers._LockAnswer)
-    monkeypatch.setattr(workers, "_pool", pool)
-    monkeypatch.setattr(timeouts, "_pool", pool)
-    return request.param
+# every test with a pool of its own, answering through a pipe and through a lock (conftest.worker_pool)
+pytestmark = pytest.mark.usefixtures("worker_pool")
 
 
 def test_after_a_burst_of_calls_at_once_only_a_few_idle_workers_are_kept_and_the_rest_end():
