@@ -470,6 +470,8 @@ def reader_lang(argv: Sequence[str]) -> str:
             break
         if a.startswith("--lang=") or (a == "--lang" and i + 1 < len(argv)):
             given = a.partition("=")[2] if "=" in a else argv[i + 1]  # the last one wins, as options() reads it
+    if given is not None:
+        given = _lang_word(given)  # as options() then reads it (中文 is zh)
     if given in ("en", "zh"):  # a mistyped one (--lang fr) is refused in the language of the locale
         return given
     for name in ("AGENTLAB_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
@@ -545,6 +547,10 @@ def options(command: str, rest: Sequence[str], lang: str) -> tuple[dict[str, obj
                 raise Refused(_say("run.needs_value", lang, command=command, option=name))
             given = rest[i + 1]
         i += 1 if eq else 2
+        read = _lang_word(given) if kind == "lang" else _nfkc(given) if kind == "port" else given
+        if read != given and (kind != "lang" or read in ("en", "zh")):  # ｚｈ, 中文, ８８８８: read, and said so
+            print(_say("cli.read_choice", lang, typed=given, read=read), file=sys.stderr)
+            given = read
         if kind == "lang" and given not in ("en", "zh"):
             raise Refused("\n".join(_say("run.bad_lang", x, given=given) for x in ("en", "zh")))
         if kind == "port" and not (given.isascii() and given.isdecimal() and 1 <= int(given) <= 65535):
@@ -1058,7 +1064,10 @@ def check(rest: list[str], *, venv_dir: Path = VENV, ports: tuple[int, ...] = CH
     for key, fields in found:
         print("✗ " + _say(key, lang, **fields), flush=True)
     if found:
-        print(_say("run.check.problems", lang, n=len(found)), flush=True)
+        # the same check again, as it was asked for: without its --quick it sent the reader to the two-minute run
+        again = " ".join(["python run.py check", *(["--lang", notebook_lang] if "lang" in opts else []),
+                          *(["--model"] if opts.get("model") else []), *(["--quick"] if quick else [])])
+        print(_say("run.check.problems", lang, n=len(found), command=again), flush=True)
         return 1
     # in a JupyterLab terminal (Binder, a hub) the workbook is open already: "start it with run.py lab" would set up a
     # second environment beside the one serving the page
@@ -1111,6 +1120,23 @@ def become(cmd: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> i
         os.execv(cmd[0], cmd)
     os.execve(cmd[0], cmd, env)
     return 1  # not reached: exec replaces this process
+
+
+def _nfkc(text: str) -> str:
+    """``text`` with a Chinese keyboard's full-width letters and digits read as half-width ones (８０８０ is 8080)."""
+    import unicodedata
+    return unicodedata.normalize("NFKC", text).strip()
+
+
+def _lang_word(text: str) -> str:
+    """A ``--lang`` value read as the language it names (agentlab.cmdline.lang_word: 中文 is zh); as typed where the
+    package cannot be read."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from agentlab.cmdline import lang_word
+    except Exception:  # noqa: BLE001 - not readable by this Python: the value as typed
+        return text
+    return lang_word(text)
 
 
 def _half_width(argv: list[str]) -> tuple[list[str], list[tuple[str, str]]]:

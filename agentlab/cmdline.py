@@ -20,8 +20,13 @@ from typing import Any, NoReturn
 
 from .i18n import Lang, colon, columns, joined, t
 
-__all__ = ["Formatter", "Parser", "argparse_says", "count", "half_width", "parse", "positive", "reader_lang", "say_help",
-           "speak"]
+__all__ = ["Formatter", "Parser", "argparse_says", "count", "half_width", "lang_word", "parse", "positive", "reader_lang",
+           "say_help", "speak"]
+
+
+#: marks a line of Chinese never starts with (they close what is before them) or ends with (they open what follows)
+_NO_START = frozenset("）」』】》〉、，。：；！？…")
+_NO_END = frozenset("（「『【《〈")
 
 
 class Formatter(argparse.HelpFormatter):
@@ -31,14 +36,28 @@ class Formatter(argparse.HelpFormatter):
 
     def _split_lines(self, text: str, width: int) -> list[str]:
         import re
-        lines, line, used = [], "", 0
+        lines: list[str] = []
+        line: list[str] = []  # the pieces of the line being filled
         for piece in re.findall(r"[\x21-\x7e]+|\s+|.", " ".join(text.split())):
-            if line and used + columns(piece) > width and not piece.isspace():
-                lines.append(line.rstrip())
-                line, used = "", 0
+            if line and columns("".join(line)) + columns(piece) > width and not piece.isspace():
+                # a closing mark (）、。) never starts a line and an opening one (（「) never ends one, as Chinese type is
+                # set: what is before a closing mark goes down with it, and an opening mark with its word
+                cut = len(line) - (piece in _NO_START)  # a closing mark takes the piece before it down with it
+                while cut > 0 and (line[cut - 1] in _NO_END or (cut < len(line) and line[cut] in _NO_START)):
+                    cut -= 1
+                if not "".join(line[:cut]).strip():  # nothing could stay above: the closing mark hangs past the width
+                    if piece in _NO_START:
+                        line.append(piece)
+                        continue
+                    cut = len(line)
+                lines.append("".join(line[:cut]).rstrip())
+                line = line[cut:]
+                while line and line[0].isspace():
+                    line.pop(0)
             if not (piece.isspace() and not line):
-                line, used = line + piece, used + columns(piece)
-        return [*lines, line.rstrip()] if line.strip() else lines
+                line.append(piece)
+        rest = "".join(line)
+        return [*lines, rest.rstrip()] if rest.strip() else lines
 
     def __init__(self, prog: str, *, lang: Lang = "en", **kwargs: Any):
         super().__init__(prog, **kwargs)
@@ -98,6 +117,13 @@ class Parser(argparse.ArgumentParser):
         super()._check_value(action, value)
 
     def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        # a name typed with a Chinese keyboard (ｅｘｐｅｎｓｅ), in capitals, or a language named in words (中文) is read
+        # as the choice it spells, and said so in a line: refused, it was listed beside a name that looks the same
+        if action.choices is not None and isinstance(arg_string, str) and arg_string not in action.choices:
+            read = _as_choice(arg_string, action)
+            if read is not None:
+                print(t("cli.read_choice", self.lang, typed=arg_string, read=read), file=sys.stderr)
+                arg_string = read
         # argparse names a number's type by its Python function ("invalid int value: 'x'", "应为 int"): said as the
         # reader says a number instead
         if action.type is count or action.type is positive:
@@ -139,6 +165,31 @@ class Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+#: a language as a reader may name it: ``--lang`` takes en or zh, and 中文 or Chinese means zh
+_LANG_WORDS = {"中文": "zh", "汉语": "zh", "简体中文": "zh", "chinese": "zh", "cn": "zh", "zh-cn": "zh", "zh_cn": "zh",
+               "zh-hans": "zh", "英文": "en", "英语": "en", "english": "en", "en-us": "en", "en_us": "en", "en-gb": "en"}
+
+
+def lang_word(text: str) -> str:
+    """A ``--lang`` value as typed, read as the language it names: ``ｚｈ``, ``ZH``, ``中文`` and ``Chinese`` are ``zh``.
+    Anything else comes back in its half-width lower-case form, for the option's choices to refuse."""
+    import unicodedata
+    word = unicodedata.normalize("NFKC", text).strip().lower()
+    return _LANG_WORDS.get(word, word)
+
+
+def _as_choice(text: str, action: argparse.Action) -> str | None:
+    """The one choice of ``action`` that ``text`` spells once its full-width letters are read as half-width ones and
+    its case is set aside (a language also by its name, :func:`lang_word`), or None."""
+    import unicodedata
+    word = lang_word(text) if action.dest == "lang" else unicodedata.normalize("NFKC", text).strip()
+    names = [c for c in action.choices or () if isinstance(c, str)]
+    if word in names:
+        return word
+    same = [c for c in names if c.casefold() == word.casefold()]
+    return same[0] if len(same) == 1 else None
+
+
 def reader_lang(argv: list[str]) -> Lang:
     """``--lang zh`` read before parsing, so that even a usage error speaks the user's language; without it,
     ``AGENTLAB_LANG``, then the locale's own (``LC_ALL``, ``LC_MESSAGES``, ``LANG``: ``zh_CN.UTF-8`` is Chinese)."""
@@ -148,6 +199,8 @@ def reader_lang(argv: list[str]) -> Lang:
             break
         if a.startswith("--lang=") or (a == "--lang" and i + 1 < len(argv)):
             given = a.partition("=")[2] if "=" in a else argv[i + 1]  # the last one wins, as argparse reads it
+    if given is not None:
+        given = lang_word(given)  # as the parser then reads it (中文 is zh)
     if given in ("en", "zh"):  # a mistyped one (--lang fr) is refused in the language of the locale
         return "zh" if given == "zh" else "en"
     for name in ("AGENTLAB_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
@@ -315,7 +368,7 @@ def half_width(argv: list[str], names: frozenset[str] | None = None) -> tuple[li
                 name, eq, value = found
                 secret = re.search(_SECRET, name, re.I) is not None
                 if name == "--lang":
-                    value = unicodedata.normalize("NFKC", value).strip().lower()
+                    value = unicodedata.normalize("NFKC", value).strip().lower()  # 中文: the parser's (_as_choice)
                 lang_next, secret_next = name == "--lang" and not eq, secret and not eq
                 new = name + eq + value
                 if secret and eq:  # its value kept as typed, and never said

@@ -143,3 +143,55 @@ def test_the_package_reads_a_chinese_keyboards_options_and_answers_in_chinese(ca
     assert main(typed) == 2
     err = capsys.readouterr().err
     assert err.startswith("（已把 ") and "无效的取值" in err and "unrecognized" not in err, err
+
+
+@pytest.mark.parametrize("typed, said, lang", [
+    (["demo", "--scenario", "ｅｘｐｅｎｓｅ", "--lang", "zh"], "（已把 ｅｘｐｅｎｓｅ 读作 expense，", "zh"),
+    (["demo", "--scenario＝ｅｘｐｅｎｓｅ", "--lang", "zh"], "（已把 ｅｘｐｅｎｓｅ 读作 expense，", "zh"),
+    (["demo", "--scenario", "ＥＸＰＥＮＳＥ"], "(read ＥＸＰＥＮＳＥ as expense,", "en"),
+    (["demo", "--lang=zh", "--fault=ＣＡＭＥＬ_ＣＡＳＥ", "--scenario", "expense"], "读作 camel_case，", "zh"),
+    (["ｄｅｍｏ", "--scenario", "expense", "--lang", "zh"], "（已把 ｄｅｍｏ 读作 demo，", "zh"),
+    (["demo", "--scenario", "expense", "--lang", "中文"], "（已把 中文 读作 zh，", "zh"),
+    (["demo", "--scenario", "expense", "--lang", "Chinese"], "（已把 Chinese 读作 zh，", "zh"),
+])
+def test_a_choice_typed_with_a_chinese_keyboard_or_named_in_words_is_read_and_said(capsys, monkeypatch, typed, said,
+                                                                                   lang):
+    """Only ``--lang``'s value was read as half-width: ``--scenario ｅｘｐｅｎｓｅ`` was refused beside the choice
+    ``expense``, which looks the same on screen, and ``--lang 中文`` was refused in English. A value is read as the one
+    choice it spells (its letters half-width, its case aside, a language by its name), and said so in a line."""
+    from agentlab.cli import _parse_as_typed_or_half_width
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.delenv("AGENTLAB_LANG", raising=False)
+    ns, code, got = _parse_as_typed_or_half_width(typed)
+    err = capsys.readouterr().err
+    assert code == 0 and ns is not None and got == lang, err
+    assert ns.command == "demo" and ns.scenario in ("expense", None) and ns.lang == lang, ns
+    assert said in err and "invalid" not in err and "无效" not in err, err
+
+
+@pytest.mark.parametrize("typed", [["demo", "--scenario", "ｎｏｐｅ"], ["demo", "--scenario", "exp"],
+                                   ["demo", "--lang", "法语"]])
+def test_a_value_that_spells_no_choice_is_still_refused(capsys, typed):
+    from agentlab.cli import main
+    assert main(typed) == 2
+    assert "读作" not in capsys.readouterr().err
+
+
+def test_the_readers_language_named_in_words_is_the_language_of_the_errors(monkeypatch):
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.delenv("AGENTLAB_LANG", raising=False)
+    assert cmdline.reader_lang(["--lang", "中文"]) == "zh" and cmdline.reader_lang(["--lang=ＺＨ"]) == "zh"
+    assert cmdline.reader_lang(["--lang", "英文"]) == "en" and cmdline.lang_word("简体中文") == "zh"
+
+
+def test_chinese_help_never_starts_a_line_with_a_closing_mark_nor_ends_one_with_an_opening_one():
+    """argparse's help wrapped Chinese by the column alone: a lone ）or a leading 、 started a line (``probe --help``)."""
+    fmt = cmdline.Formatter("prog", lang="zh")
+    text = "（默认：.agentlab-gateway）每个故障的名字：clean、camel_case、drop_required、wrong_type（大小写都行）。" * 3
+    for width in range(12, 60):
+        lines = fmt._split_lines(text, width)
+        assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+        assert not any(line[:1] in cmdline._NO_START for line in lines), (width, lines)
+        assert not any(line[-1:] in cmdline._NO_END for line in lines[:-1]), (width, lines)
+        if width >= 20:  # wider than its longest run of Latin letters and a mark: no line past the width
+            assert all(cmdline.columns(line) <= width for line in lines), (width, lines)

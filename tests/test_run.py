@@ -226,6 +226,19 @@ def test_the_command_prints_one_line_per_problem_and_exits_1(monkeypatch, capsys
     assert capsys.readouterr().out.splitlines()[-1].startswith("✓ ")
 
 
+@pytest.mark.parametrize("argv, again", [(["--quick", "--lang", "zh"], "python run.py check --lang zh --quick"),
+                                         (["--quick"], "python run.py check --quick"),
+                                         (["--lang", "en", "--model"], "python run.py check --lang en --model"),
+                                         ([], "python run.py check")])
+def test_the_check_sends_the_reader_to_the_same_check_again(monkeypatch, capsys, argv, again):
+    """``check --quick --lang zh`` with a problem ended "run python run.py check --lang zh": the two-minute check of
+    every notebook, not the one asked for; an English reader was given no command at all."""
+    monkeypatch.setattr(run, "gather", lambda *a, **k: _facts(ports__8000=False))
+    assert run.check(argv) == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.endswith((f"run {again} again.", f"再运行 {again}。")), last
+
+
 def test_the_check_finds_a_missing_venv_without_running_anything(tmp_path, capsys):
     assert run.check([], venv_dir=tmp_path / "no-venv", ports=(free_port(),)) == 1
     out = capsys.readouterr().out
