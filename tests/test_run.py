@@ -934,6 +934,24 @@ def test_run_py_reads_a_chinese_keyboards_options_and_answers_in_chinese(capsys,
     assert code == (0 if typed[0] == "--lang" else 2)
 
 
+@pytest.mark.parametrize("rest, read, said", [
+    (["--lang", "中文", "--port", "８０９９"], {"lang": "zh", "port": 8099}, ["（已把 中文 读作 zh，", "（已把 ８０９９ 读作 8099，"]),
+    (["--lang=Chinese"], {"lang": "zh"}, ["（已把 Chinese 读作 zh，"]),
+    (["--lang", "英文"], {"lang": "en"}, ["(read 英文 as en,"]),
+])
+def test_run_py_reads_a_language_named_in_words_and_a_full_width_port(capsys, monkeypatch, rest, read, said):
+    """``run.py site --lang 中文`` was refused as no language, and ``--port ８０９９`` (a Chinese keyboard's digits) as
+    no port: each is read as what it spells, and said in a line in the language read."""
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.delenv("AGENTLAB_LANG", raising=False)
+    assert run.reader_lang(rest) == read["lang"]
+    values, _ = run.options("site", rest, run.reader_lang(rest))
+    err = capsys.readouterr().err
+    assert values == read and all(line in err for line in said), (values, err)
+    with pytest.raises(run.Refused):
+        run.options("site", ["--lang", "法语"], "zh")
+
+
 def test_run_py_test_keeps_the_readers_language_to_itself(monkeypatch):
     """``python run.py test --quick --lang zh`` handed --lang to pytest, which stopped: "unrecognized arguments"."""
     ran = []
