@@ -56,3 +56,29 @@ def test_an_answer_that_names_two_numbers_or_a_bound_is_no_number(given):
 @pytest.mark.parametrize("given, right", [("答案是第3次", 3), ("the answer is about 2", 2), ("2秒左右", 2)])
 def test_an_answer_with_its_order_or_a_second_lead_in_is_read(given, right):
     assert judge_answer(given, right) is True
+
+
+@pytest.mark.parametrize("given, right", [
+    ("更好了", "raise"), ("丢失回复", "lost_reply"), ("回复丢了", "lost_reply"), ("结构类", "structure"),
+    ("结构错误", "structure"), ("结构问题", "structure"), ("拦不住", "not_caught"), ("不能拦截", "not_caught"),
+    ("没被拦下来", "not_caught"), ("人工", "escalated"), ("转给人工客服", "escalated"), ("熔断器", "breaker"),
+    ("熔断机制", "breaker"), ("the lost reply", "lost_reply"), ("it is not caught", "not_caught"),
+    ("uncaught", "not_caught"), ("escalate", "escalated"), ("validation", "validate")])
+def test_the_words_the_notebooks_themselves_use_and_learners_type_are_read_as_the_label(given, right):
+    """An outside pass typed what the notebooks write and was refused: 熔断器 (the breaker, as notebook 06 calls it
+    throughout) where 熔断 was read, 更好了 where 更好 was, "the lost reply" where "lost reply" was. A Chinese answer is
+    read with its particles taken off each way (更好了 is 更好 and 好), and without the word for what kind of thing it
+    is (器, 类, 问题, 错误, 机制); a short English sentence by all its words but the ones that carry them."""
+    assert judge_answer(given, right) is True
+
+
+@pytest.mark.parametrize("given, right", [
+    ("not caught", "caught"), ("it is caught", "not_caught"), ("没拦住", "caught"), ("拦住了", "not_caught"),
+    ("更差了", "raise"), ("the lost", "lost_reply"), ("it lowers", "raise"), ("执行错误", "structure")])
+def test_what_is_taken_off_an_answer_never_turns_a_wrong_one_right(given, right):
+    assert judge_answer(given, right) is False
+
+
+@pytest.mark.parametrize("given", ["on the third identical call", "on the 3rd call", "at the third call", "第三次相同的调用"])
+def test_an_order_said_with_when_it_happens_is_read_as_the_number(given):
+    assert judge_answer(given, 3, "count") is True

@@ -161,3 +161,7 @@ def test_the_exercise_judges_truly_in_both_languages(shipped):
         assert right.ok and right.message == "✓ " + word["right"] + colon + t("nb18.exercise.why", lang, kinds=truth, drop=5)
         for wrong in ("None", "none", "wrong_value", "unwanted_call"):
             assert most_repaired_kind(wrong, fig, lang=lang).state == "wrong", (lang, wrong)
+        # the kind as its row of the table reads, in either language: the Chinese learner types what they see
+        for said in (t("bfcl.kind.bad_json", "zh"), t("bfcl.kind.bad_json", "en"), f"“{t('bfcl.kind.bad_json', 'zh')}”。"):
+            assert most_repaired_kind(said, fig, lang=lang).ok, (lang, said)
+        assert most_repaired_kind(t("bfcl.kind.wrong_value", "zh"), fig, lang=lang).state == "wrong"

@@ -448,6 +448,13 @@ def test_08_the_caught_by_columns_own_words_name_their_guards(lang):
     right = builds_loops.build_which_guard(given, lang=lang)
     assert right.ok and str(right).startswith(RIGHT[lang]), right
 
+def test_08_the_guards_named_as_the_chinese_notebooks_write_them_are_those_guards():
+    """Notebooks 00 and 06 call the breaker 熔断器 throughout; typed so, it was "no guard called 熔断器"."""
+    given = {**solution("08").my_guards, "repeat_call": "熔断器", "ping_pong": "步数预算"}
+    right = builds_loops.build_which_guard(given, lang="zh")
+    assert right.ok and str(right).startswith(RIGHT["zh"]), right
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_08_a_name_that_is_no_guard_or_no_dict_gets_a_sentence(lang):
     said = str(builds_loops.build_which_guard({**solution("08").my_guards, "repeat_call": "firewall"}, lang=lang))
@@ -630,6 +637,25 @@ def test_04_a_wait_nobody_sits_through_handles_nothing(lang):
 def test_09_an_example_is_joined_to_its_label_as_chinese_joins_them():
     said = str(builds_loops.build_write_check(lambda tool, args, seen: False, lang="zh"))
     assert "例如" in said and not re.search(r"例如[^）]*\w: ", said), said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_03_and_07_a_function_that_returns_nothing_anywhere_is_told_so(capsys, lang):
+    from agentlab.i18n import t
+
+    def failure(order_id, amount, paid):
+        message = f"{order_id}: {amount} > {paid}"
+        print(message, end="")
+
+    def messages(message, run_one):
+        out = [run_one(call) for call in message["tool_calls"]]
+        print(len(out), end="")
+    for check, name, kind, fn in ((builds_guards.build_refund_failure, "my_amount_failure", "failure", failure),
+                                  (builds_loops.build_answer_every_call, "my_tool_messages", "messages", messages)):
+        said = str(check(fn, lang=lang))
+        assert said.startswith(WRONG[lang]), said
+        assert t("build.returns_nothing", lang, name=name, kind=t(f"build.kind.{kind}", lang)) in said, said
+    capsys.readouterr()
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -116,6 +116,7 @@ _EN_COUNTS = ("zero one two three four five six seven eight nine ten eleven twel
               "seventeen eighteen nineteen twenty").split()
 _EN_ORDERS = ("zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
               "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth").split()
+_EN_AT = re.compile(r"^(?:on|at|after|by|from|in)\s+(?=the\s|\d|[a-z]+(?:st|nd|rd|th)?\b)")
 _EN_NUMBERS = {**{w: n for n, w in enumerate(_EN_COUNTS)}, **{w: n for n, w in enumerate(_EN_ORDERS)}}
 _EN_NUMBER = re.compile(r"(?:the\s+)?([a-z]+)(?:\s+(?![^\d]*\b(?:or|to|and|than|more|less|plus|minus)\b)[^\d]*)?")
 
@@ -154,6 +155,7 @@ def answer_number(given: Any) -> float | None:
         if plain_text(given)[:1] in ("¥", "$"):  # ¥2: the unit first
             given = plain_text(given)[1:]
         given = _LEAD.sub("", plain_text(given), count=1)  # "约2秒", "等待 2 秒", "做对十二条": the number they say
+        given = _EN_AT.sub("", given)  # "on the third identical call", "after 2 s": when, said as the number
         match = _NUMBER.fullmatch(given)
         if not match:
             chinese = _CHINESE_NUMBER.fullmatch(given)
@@ -205,16 +207,16 @@ def judge_answer(given: Any, right: Any, unit: str | None = None) -> bool | str:
         return "exercise.not_a_word"
     truth = answer_key(right)
     forms = _glossary_forms().get(truth, frozenset()) | {truth}
-    if word in forms or _bare(word) in forms:
+    if word in forms or not forms.isdisjoint(_bares(word)):
         return True
-    # a short English sentence around the word ("it raises", "the semantic class"): the word it says, once the
-    # words that only carry it are gone; a "not" or a second word stays, and is no answer
+    # a short English sentence around the words ("it raises", "the lost reply"): what it says, once the words that
+    # only carry it are gone; a "not" stays ("not caught" is no "caught")
     said = _en_bare(given)
-    if said is not None and said != word and (said in forms or _bare(said) in forms):
+    if said is not None and said != word and (said in forms or not forms.isdisjoint(_bares(said))):
         return True
     # the answer with its meaning added in brackets ("validate（校验）", "lost_reply（写操作已执行…）"): read by its head
     head = word.split("(", 1)[0]
-    return bool(head) and head != word and (head in forms or _bare(head) in forms)
+    return bool(head) and head != word and (head in forms or not forms.isdisjoint(_bares(head)))
 
 
 #: the words an English answer carries its one word in: "it raises", "the semantic class", "answer: higher"
@@ -223,23 +225,33 @@ _EN_AROUND = frozenset("it its it's they the a an is are will would should goes 
 
 
 def _en_bare(given: Any) -> str | None:
-    """The one word of a short English answer without the words around it, compared as a word; None otherwise."""
+    """A short English answer without the words around it ("the lost reply" is lost reply), compared as a word; None
+    when nothing is left."""
     if not isinstance(given, str):
         return None
     words = [w for w in plain_text(given).split() if w.strip(_FINAL) not in _EN_AROUND]
-    return answer_key(words[0]) if len(words) == 1 else None
+    return answer_key(" ".join(words)) if words else None
 
 
 # what a Chinese answer says around its word: a final 了 (升高了), a leading 更, 变得 or 有所 (更高, 有所提高), the
 # metric or the question it answers (成功率升高了, 答案是, 会升高), the setting (只开校验), the word for a stage or a
 # field the table names it with (执行阶段, _meta 字段)
-_AROUND_WORD = re.compile(r"^(?:更|变得|有所|成功率|答案是|答案为|答案:|答案|应该是|应为|角色是|角色为|是|会|只开|仅开|只用|only)+"
-                          r"|(?:了|阶段|字段)+$")
+_BEFORE_WORD = re.compile(r"^(?:更|变得|有所|成功率|答案是|答案为|答案:|答案|应该是|应为|角色是|角色为|是|会|只开|仅开|只用|only)+")
+# ... and after it: a final 了, the word for a stage or a field, or for what kind of thing it is (熔断器 is the breaker,
+# 结构类, 结构问题 and 结构错误 the structure class, 熔断机制 the breaker again)
+_AFTER_WORD = re.compile(r"(?:了|阶段|字段|器|类|问题|错误|机制)+$")
 
 
-def _bare(word: str) -> str:
-    """``word`` without the particles a Chinese answer puts around it ("升高了" and "更高" are 升高 and 高)."""
-    before = None
-    while word != before:  # its quotes too, once the words around them are gone ("答案是“工具”。")
-        before, word = word, plain_text(_AROUND_WORD.sub("", word))
-    return word
+def _bares(word: str) -> set[str]:
+    """``word`` without the particles a Chinese answer puts around it, each way they can be taken off: "升高了" is
+    升高, "更高" is 高, and "更好了" is 更好 as well as 好 (a list of words may hold either)."""
+    out: set[str] = set()
+    todo = [word]
+    while todo:  # its quotes too, once the words around them are gone ("答案是“工具”。")
+        now = todo.pop()
+        for pattern in (_BEFORE_WORD, _AFTER_WORD):
+            cut = plain_text(pattern.sub("", now))
+            if cut and cut != now and cut not in out:
+                out.add(cut)
+                todo.append(cut)
+    return out

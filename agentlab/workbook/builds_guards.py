@@ -20,7 +20,7 @@ from ..i18n import Lang, LocalizedError, colon, joined, label, py_reason, said, 
 from ..tools import Registry
 from . import exercises
 from .exercises import Feedback, _say, clipped
-from .learner_code import Said, bounded, returned_instead, unanswered
+from .learner_code import Said, bounded, returned_instead, said_none, unanswered
 
 __all__ = ["build_refund_contract", "build_refund_failure", "build_refund_once", "build_resend", "build_tighter_contract",
            "loose_refund_schema"]
@@ -336,7 +336,7 @@ def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Fe
     if sample is None:
         if unanswered(fn):
             return _not_yet("03", "build.nb03.not_yet", lang)
-        return _wrong("03", t("build.returned_none", lang, name="my_amount_failure", case="A1001"), lang)
+        return _wrong("03", said_none(fn, "my_amount_failure", "A1001", "failure", lang), lang)
     if not isinstance(sample, ToolFailure):
         return _wrong("03", t("build.nb03.not_a_failure", lang, given=type(sample).__name__), lang)
     if sample.unknown is not None:  # a code agentlab has not: said, with the codes there are
@@ -364,7 +364,7 @@ def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Fe
                     raise
                 if not isinstance(failure, ToolFailure):
                     _raised_.append(Said(
-                        t("build.returned_none", lang, name="my_amount_failure", case=order_id) if failure is None
+                        said_none(fn, "my_amount_failure", order_id, "failure", lang) if failure is None
                         else t("build.nb03.not_a_failure", lang, given=type(failure).__name__)))
                     raise RuntimeError("not a ToolFailure")
                 raise failure

@@ -14,7 +14,7 @@ from ..tools import Registry
 from . import exercises
 from .builds_guards import _detail, _not_yet, _raised, _tally, _wrong
 from .exercises import Feedback
-from .learner_code import Said, bounded, returned_instead, unanswered, unsteady_key
+from .learner_code import Said, bounded, returned_instead, said_none, unanswered, unsteady_key
 
 __all__ = ["build_answer_every_call", "build_business_key", "build_loop_limits", "build_which_guard",
            "build_write_check"]
@@ -269,8 +269,7 @@ def build_answer_every_call(fn: Callable[..., Any] | None, lang: Lang = "en") ->
             if out is None:
                 if unanswered(fn):
                     return _not_yet("07", "build.nb07.not_yet", lang)
-                return _wrong("07", t("build.returned_none", lang, name="my_tool_messages",
-                                      case=joined(asked, lang, "list")), lang)
+                return _wrong("07", said_none(fn, "my_tool_messages", joined(asked, lang, "list"), "messages", lang), lang)
             out = list(out or []) if isinstance(out, (list, tuple)) else out
             if isinstance(out, list) and all(isinstance(m, dict) for m in out):  # the one thing wrong, said by name
                 role = next(((n, m.get("role")) for n, m in enumerate(out, 1) if m.get("role") != "tool"), None)

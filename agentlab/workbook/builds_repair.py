@@ -24,7 +24,7 @@ from typing import Any
 from ..i18n import Lang, colon, joined, t
 from .builds_systems import _raised
 from .exercises import Feedback, _reports, _say, _shown
-from .learner_code import bounded, unanswered
+from .learner_code import bounded, said_none, unanswered
 
 __all__ = ["RecordedReask", "reask_policy_holds", "recorded_reasks"]
 
@@ -145,7 +145,7 @@ def reask_policy_holds(my_reask: Any, lang: Lang = "en") -> Feedback:
             if verdict is None:
                 if unanswered(my_reask):
                     return _say("not yet", t("build.nb18.todo", lang, name="my_reask"), lang)
-                return _say("wrong", t("build.returned_none", lang, name="my_reask", case=repr(conv.question)), lang)
+                return _say("wrong", said_none(my_reask, "my_reask", repr(conv.question), "bool", lang), lang)
             if not isinstance(verdict, bool):
                 return _say("wrong", t("build.nb18.not_a_verdict", lang, question=conv.question, size=conv.size,
                                        given=_shown(verdict)), lang)

@@ -28,7 +28,7 @@ from ..i18n import LANGS, Lang, both, joined, label, said, t
 from .answers import judge_answer, plain_text
 from .builds_guards import _detail
 from .exercises import Feedback, _reports, _say, _shown, check_answer
-from .learner_code import Said, bounded, unanswered
+from .learner_code import Said, bounded, said_none, unanswered
 
 __all__ = ["cut_keeps_pairs", "desk_rule_holds", "duplicate_call_verdict", "first_role_after_cut",
            "handled_without_adapter", "meta_field", "naive_correct", "promoted_expect", "replay_header",
@@ -40,7 +40,7 @@ def _raised(exc: BaseException, lang: Lang) -> Feedback:
     if isinstance(exc, Said):  # what the learner's code returned, not raised: said as it is
         return _say("wrong", exc.sentence, lang)
     # an error of agentlab's own (an unknown error code) says itself in the learner's language
-    return _say("wrong", t("build.sys.raised", lang, error=f"{type(exc).__name__}: {_detail(exc, lang, 160)}"), lang)
+    return _say("wrong", t("build.raised", lang, error=type(exc).__name__, detail=_detail(exc, lang, 160) or "-"), lang)
 
 
 def _failed(result: Any, lang: Lang) -> str:
@@ -239,7 +239,7 @@ def cut_keeps_pairs(my_cut: Any, lang: Lang = "en") -> Feedback:
             if out is None:
                 if unanswered(my_cut):
                     return _say("not yet", t("build.nb12.todo", lang), lang)
-                return _say("wrong", t("build.returned_none", lang, name="my_cut", case=f"keep={keep}"), lang)
+                return _say("wrong", said_none(my_cut, "my_cut", f"keep={keep}", "messages", lang), lang)
             if not isinstance(out, list) or not all(isinstance(m, Mapping) for m in out) or not out:
                 return _say("wrong", t("build.nb12.not_messages", lang, keep=keep,  # its type named: a tuple
                                        given=f"{type(out).__name__} {_shown(out)}"), lang)
@@ -318,7 +318,7 @@ def routes_by_language(my_offer: Any, lang: Lang = "en") -> Feedback:
         if offered is None:
             if unanswered(my_offer):
                 return _say("not yet", t("build.nb13.todo", lang), lang)
-            return _say("wrong", t("build.returned_none", lang, name="my_offer", case=repr(a.ask)), lang)
+            return _say("wrong", said_none(my_offer, "my_offer", repr(a.ask), "names", lang), lang)
         if isinstance(offered, str) or not isinstance(offered, Sequence) \
                 or not all(isinstance(name, str) for name in offered) or not set(offered) <= known:
             return _say("wrong", t("build.nb13.not_names", lang, ask=a.ask, given=_shown(offered)), lang)
@@ -366,7 +366,7 @@ def _desk_with(my_rule: Callable[[dict, str], Any], seen: list[Any], judged: lis
                 seen.append(exc)
                 return []
             if out is None and not unanswered(my_rule):  # a path with no return: said with the call it was
-                out = Said(t("build.returned_none", lang, name="my_rule", case=json.dumps(args, ensure_ascii=False)))
+                out = Said(said_none(my_rule, "my_rule", json.dumps(args, ensure_ascii=False), "problems", lang))
             seen.append(out)
             if judged is not None:  # what each call was told, with the call: the field a problem names is read
                 judged.append((dict(args), ledger.today().isoformat(), out))
@@ -446,7 +446,7 @@ def _fixed_today(my_rule: Callable[[dict, str], Any], lang: Lang) -> Feedback | 
         except Exception as exc:  # noqa: BLE001 - the learner's rule raised: a sentence
             return _raised(exc, lang)
         if out is None:
-            return _say("wrong", t("build.returned_none", lang, name="my_rule", case=f"{date} / {today}"), lang)
+            return _say("wrong", said_none(my_rule, "my_rule", f"{date} / {today}", "problems", lang), lang)
         if not isinstance(out, list) or not all(isinstance(p, Problem) for p in out):
             return _say("wrong", t("build.nb14.not_problems", lang, given=_shown(out)), lang)
         if bool(out) != refused:

@@ -592,6 +592,8 @@ def most_repaired_kind(given: str | None, figures: Any, lang: Lang = "en") -> Fe
     from its kinds table, so a cell never holds the answer."""
     from ..evals.bfcl_results import most_repaired
     winners, drop = most_repaired(figures)
-    return check_answer(given, winners, lang=lang,
+    # a kind as its row reads in the table, in either language ("参数不是合法 JSON"), as much as its name
+    described = [t(f"bfcl.kind.{kind}", lg) for kind in winners for lg in LANGS]
+    return check_answer(given, [*winners, *described], lang=lang,
                         why=t("nb18.exercise.why", lang, kinds=" / ".join(winners), drop=drop[winners[0]]),
                         hint=t("nb18.exercise.hint", lang))

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from ..i18n import Lang, t
 from .exercises import Feedback, _say, _shown
 
-__all__ = ["LEARNER_SECONDS", "OutOfTime", "Said", "bounded", "returned_instead", "returns_nothing", "unanswered", "unsteady_key"]
+__all__ = ["LEARNER_SECONDS", "OutOfTime", "Said", "bounded", "returned_instead", "returns_nothing", "said_none", "unanswered", "unsteady_key"]
 
 _log = logging.getLogger(__name__)
 _F = TypeVar("_F", bound=Callable[..., Feedback])
@@ -94,6 +94,15 @@ def returned_instead(value: Any, kind: str, name: str, case: str, lang: Lang, *,
     # the exercises' one way of showing a learner's value (reprlib: a __repr__ that raises, 5,000 digits, never a traceback)
     return t("build.returned_kind", lang, name=name, case=case, given=f"{type(value).__name__} {_shown(value)}",
              kind=t(f"build.kind.{kind}", lang))
+
+
+def said_none(fn: Any, name: str, case: str, kind: str, lang: Lang) -> str:
+    """The sentence for a None from the learner's ``fn`` (called ``name``) for ``case``: a function with no ``return``
+    of a value anywhere is said as that (it never gives ``kind``, a ``build.kind.*`` word); else it is the one path
+    that ends without a return. Blamed on one path, a function that returns nothing at all misled its writer."""
+    if returns_nothing(fn):
+        return t("build.returns_nothing", lang, name=name, kind=t(f"build.kind.{kind}", lang))
+    return t("build.returned_none", lang, name=name, case=case)
 
 
 def unsteady_key(fn: Callable[..., Any], args: dict, *rest: Any, name: str, call: str, lang: Lang) -> str | None:
