@@ -265,8 +265,12 @@ def _gateway(ns: argparse.Namespace) -> int:
                      if os.environ.get("AGENTLAB_UPSTREAM_KEY") else None)
     except Exception as exc:  # noqa: BLE001 - an upstream that does not start or answer: said in one line
         cause = _first_cause(exc)
+        # the system's refusal in the reader's words (no such command, nothing listening), not "[Errno 2] No such file"
+        system = _system_error(cause)
         raise InputError("gateway.no_upstream", upstream=ns.upstream[:200],
-                         detail=redact(f"{type(cause).__name__}: {cause}")[:200]) from None
+                         detail=os_reason(system) if system is not None
+                         else t("gateway.upstream_closed", ns.lang) if str(cause) == "Connection closed"
+                         else redact(f"{type(cause).__name__}: {cause}")[:200]) from None
     with gw:
         for name, why in sorted(gw.disabled.items()):  # each bad contract left out alone, said why
             print(t("gateway.tool_disabled", ns.lang, name=name, why=why), file=sys.stderr, flush=True)
@@ -340,3 +344,16 @@ SERVE = {
     "trainer": ("serve the trainer's view on this machine, without a hub: participants' checks report to it with "
                 "the room code", _trainer_configure, _trainer),
 }
+
+
+def _system_error(exc: BaseException) -> OSError | None:
+    """The operating system's error at the root of ``exc`` (an HTTP client's "all connection attempts failed" wraps
+    the refused connection), or None."""
+    for _ in range(10):  # a chain, never followed round a loop
+        if isinstance(exc, OSError) and exc.errno is not None:
+            return exc
+        nxt = exc.__cause__ or exc.__context__
+        if nxt is None:
+            return None
+        exc = nxt
+    return None

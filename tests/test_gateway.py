@@ -430,14 +430,27 @@ def test_the_command_says_in_one_line_when_the_upstream_cannot_be_reached(lang, 
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert ("upstream MCP server" if lang == "en" else "上游 MCP 服务器") in err
+    # the system's refusal in the reader's words: it read "FileNotFoundError: [Errno 2] No such file or directory"
+    assert t("os.ENOENT", lang) in err and "Errno" not in err and "FileNotFoundError" not in err, err
 
 
-def test_an_unreachable_url_upstream_is_said_as_the_refused_connection_not_a_task_group(tmp_path, capsys):
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_unreachable_url_upstream_is_said_as_the_refused_connection_not_a_task_group(tmp_path, capsys, lang):
     from agentlab.cli import main
     port = free_port()  # nothing listens once the socket is closed
-    code = main(["gateway", "--upstream", f"http://127.0.0.1:{port}/mcp", "--logs", str(tmp_path / "logs")])
+    code = main(["gateway", "--upstream", f"http://127.0.0.1:{port}/mcp", "--logs", str(tmp_path / "logs"),
+                 "--lang", lang])
     err = capsys.readouterr().err
-    assert code == 2 and "ConnectError" in err and "TaskGroup" not in err, err
+    assert code == 2 and t("os.ECONNREFUSED", lang) in err and "TaskGroup" not in err and "ConnectError" not in err, err
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_upstream_command_that_ends_at_once_is_said_in_the_readers_words(tmp_path, capsys, lang):
+    from agentlab.cli import main
+    code = main(["gateway", "--upstream", f"{sys.executable} -c 'raise SystemExit(3)'", "--logs",
+                 str(tmp_path / "logs"), "--lang", lang])
+    err = capsys.readouterr().err
+    assert code == 2 and t("gateway.upstream_closed", lang) in err and "McpError" not in err, err
 
 
 def test_a_long_lived_gateway_keeps_a_bounded_number_of_sessions(gateway, monkeypatch):
