@@ -502,7 +502,7 @@ def probe_cassette(tools: str, size: str) -> Path:
 def _probe(ns: argparse.Namespace) -> int:
     _in_range("--trials", ns.trials, 1)
     from .evals.probe import ProbeInputError, ProbeInterrupted, cassette_settings, fake_source, load_impl, probe, replay_source, summary_lines
-    from .evals.probe_report import write
+    from .evals.probe_report import FAKE_MODEL, REPLAY_SUFFIX, write
     from .guards import GuardConfig
     registry = load_registry(ns.tools, lang=ns.lang)
     impl, writes = load_impl(ns.impl) if ns.impl else ({}, None)
@@ -523,9 +523,9 @@ def _probe(ns: argparse.Namespace) -> int:
                     **({"categories": faults} if faults else {}), **({"only": only} if only else {})}
         recorded = {e["label"] for e in entries if isinstance(e.get("label"), str)}
         source = replay_source(tape)
-        name = next((e.get("model") for e in entries if e.get("model")), "replay") + " (replay)"
+        name = next((e.get("model") for e in entries if e.get("model")), "replay") + REPLAY_SUFFIX
     elif ns.model == "fake":
-        source, name = fake_source(), "fake (self-correcting)"
+        source, name = fake_source(), FAKE_MODEL
     elif ns.model == "local" or ns.cassette:
         tape = Path(ns.cassette) if ns.cassette else probe_cassette(ns.tools, ns.size)
     with live_model(ns, timeout=900, retry=None) as make:

@@ -14,6 +14,7 @@ from agentlab.cli import main
 from agentlab.evals.probe import CATEGORIES, META_LABEL, caught_by, dry_run, fake_source, load_impl, probe, replay_source
 from agentlab.evals.probe_calls import NoValidCall, ask_for, valid_call
 from agentlab.evals.probe_report import render_html, write
+from agentlab.i18n import t
 from agentlab.models import SelfCorrectingModel, Step
 from agentlab.models.cassette import RecordingModel, labels
 from agentlab.models.faults import FAULTS
@@ -283,7 +284,11 @@ def test_cli_on_a_bare_tools_file_in_chinese(tmp_path, capsys):
     report = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))
     got = cells(report)
     assert got[("set_alarm", "out_of_range")]["verdict"] == "repaired" and report["tools"][0]["kind"] == "write"
-    assert "探测报告" in (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
+    page = (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
+    assert "探测报告" in page
+    # the model named in the reader's language (it read "fake (self-correcting)"); report.json keeps the recorded name
+    assert t("probe.model_fake", "zh") in page and "self-correcting" not in page, page
+    assert report["model"] == "fake (self-correcting)"
 
 
 @pytest.mark.parametrize("content,lang,expected", [

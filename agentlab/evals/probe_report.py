@@ -345,7 +345,7 @@ def render_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
                (t("probe.n_unprobed", lang), len(s.get("unprobed", [x for x in report["tools"] if x.get("unprobed")]))),
                (t("probe.self_correction_rate", lang), "n/a" if rate is None else f"{rate:.0%}"
                 + (t("probe.scripted_ceiling", lang) if report.get("meta", {}).get("scripted") else "")),
-               (t("probe.model", lang), meta.get("model", "")), (t("probe.trials", lang), st["trials"]),
+               (t("probe.model", lang), model_shown(str(meta.get("model", "")), lang)), (t("probe.trials", lang), st["trials"]),
                (t("probe.guards", lang), said_guards(st["guards"], lang)), (t("probe.lint_findings", lang), len(report.get("lint", [])))]
     from markupsafe import Markup  # the plots' SVG: drawn, and its text escaped, by matplotlib
     # matplotlib comes with the workbook, not the core: without it the report is whole but for its plots, and says so
@@ -362,3 +362,18 @@ def render_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
                   plots=plots, no_plots="" if drawn else t("probe.no_plots", lang), failures=_failures(report, lang), worst_tools=s["worst_tools"],
                   worst_fields=s["worst_fields"], lint=report.get("lint", []), version=report["version"],
                   agentlab=meta.get("agentlab", ""), **_table(report, lang)), lang)
+
+
+def model_shown(name: str, lang: Lang) -> str:
+    """The model's name as the report's reader reads it: the scripted model and a replay said in their language (the
+    report's JSON keeps the name as recorded)."""
+    if name == FAKE_MODEL:
+        return t("probe.model_fake", lang)
+    if name.endswith(REPLAY_SUFFIX):
+        return t("probe.model_replay", lang, name=name[:-len(REPLAY_SUFFIX)])
+    return name
+
+
+#: the probe's scripted model and a recording's replay, as report.json names them
+FAKE_MODEL = "fake (self-correcting)"
+REPLAY_SUFFIX = " (replay)"
