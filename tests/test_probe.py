@@ -288,7 +288,7 @@ def test_cli_on_a_bare_tools_file_in_chinese(tmp_path, capsys):
     assert "探测报告" in page
     # the model named in the reader's language (it read "fake (self-correcting)"); report.json keeps the recorded name
     assert t("probe.model_fake", "zh") in page and "self-correcting" not in page, page
-    assert report["model"] == "fake (self-correcting)"
+    assert report["meta"]["model"] == "fake (self-correcting)"
 
 
 @pytest.mark.parametrize("content,lang,expected", [
