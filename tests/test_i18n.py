@@ -578,3 +578,18 @@ def test_a_requests_language_is_the_most_preferred_of_the_two(header, default, l
     its own: "fr-FR,zh-CN;q=0.8" was English there and Chinese in the app)."""
     from agentlab.i18n import accepted_lang
     assert accepted_lang(header, default) == lang
+
+
+#: a term the Chinese side says one way, and the words it had been said with besides (a reader met three for a desk:
+#: 柜台 in the help, 业务台 in the README, the desk's own name in the app)
+ONE_CHINESE_WORD = {"业务台": ("柜台",)}
+
+
+def test_each_term_has_one_chinese_word_everywhere_a_reader_meets_it():
+    from conftest import ROOT
+    places = [*ROOT.glob("data/i18n/*.json"), *ROOT.glob("notebooks/zh/*.py"), *ROOT.glob("notebooks/zh/*.ipynb"),
+              *ROOT.glob("docs/zh/**/*.md"), ROOT / "README.zh.md", *ROOT.glob("data/trainer/*.zh.md"),
+              *ROOT.glob("data/**/*.zh.json")]
+    found = [f"{p.relative_to(ROOT)}: {other} (say {word})" for p in places for word, others in ONE_CHINESE_WORD.items()
+             for other in others if other in p.read_text(encoding="utf-8")]
+    assert not found, found

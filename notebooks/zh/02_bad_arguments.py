@@ -137,7 +137,7 @@ print(amount_with_unit_reason(my_answer, reg, lang=LANG))
 # %% [markdown]
 # ## 动手改：收紧一份宽松的契约
 #
-# 一个赶工的柜台发布了下面打印出的 `create_refund` 契约，本笔记本的每个错误调用都能通过它。
+# 一个赶工的业务台发布了下面打印出的 `create_refund` 契约，本笔记本的每个错误调用都能通过它。
 # 写好 `my_tighten`：它拿到这份契约（一个字典），加上约束后返回，让边界检查在不做值清洗的情况下拒绝
 # 漏掉的字段（`drop_required`）、金额 `"45元"`（`wrong_type`）、编造的原因（`out_of_enum`）和 `orderId`（`camel_case`），
 # 同时正确的退款照样通过。检查会用你的契约把本笔记本的错误调用送过边界，告诉你哪些还能溜过去。

@@ -130,7 +130,7 @@ table_view(pd.DataFrame(rows), lang=LANG)
 case = next(c for c in load_cases(data_file("expense_cases.jsonl")) if c.id == "boundary-long-chat-taxi")
 system = {"role": "system", "content": expense.expense_prompt(LANG)}
 history = [system, *case.history, {"role": "user", "content": case.text(LANG)}]
-naive_cut = [*case.history[-10:], history[-1]]  # 朴素的柜台：只留最后 10 条消息，再加上问题
+naive_cut = [*case.history[-10:], history[-1]]  # 朴素的业务台：只留最后 10 条消息，再加上问题
 trimmed = trim_messages(history, max_tokens=expense.CONTEXT_BUDGET)
 table_view(pd.DataFrame([{"history": name, "messages": len(m), "tokens (estimate)": estimate_tokens(m),
                "first role": m[0]["role"], "protocol problems": len(protocol_problems(m))}
