@@ -704,7 +704,7 @@ def site(py: Path, opts: dict[str, object], lang: str = "en") -> int:
         in_lang = "?lang=zh" if lang == "zh" else ""  # the reader's language, as each page takes it
         shown = f"{url}{in_lang}"
         print(_say("run.site.market", lang, url=shown, skill=f"{url}skills/current_weather{in_lang}",
-                   logs=f"{url}logs{in_lang}", zh=f"{url}?lang=zh"), flush=True)
+                   logs=f"{url}logs{in_lang}", other=f"{url}?lang={'en' if lang == 'zh' else 'zh'}"), flush=True)
         if opts.get("no_browser"):  # asked for: not "no display here", which it said all the same
             print(_say("run.site.no_browser_asked", lang), flush=True)
         elif not _has_display():
