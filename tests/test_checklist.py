@@ -282,3 +282,20 @@ def test_one_check_that_does_not_apply_is_said_in_the_singular():
     from agentlab.i18n import t
     assert t("checklist.total_na", "en", n=10, total=11, na=1).endswith("1 does not apply to this desk.")
     assert t("capstone.score_na", "en", na=2) == " (2 do not apply to this desk.)"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_check_4_names_each_place_once_with_every_reason_it_was_found_for(lang, tmp_path, capsys):
+    """The capstone desk's check 4 read "19 (get_order, get_order.order_id, get_order.order_id, ...)": a field the linter
+    found and that lacks a format was listed twice, a tool's own finding had no reason, and the count was of findings."""
+    import re
+
+    from agentlab.i18n import t
+    assert main(["capstone", "--copy", str(tmp_path / "cap")]) == 0
+    capsys.readouterr()
+    assert main(["capstone", "--desk", str(tmp_path / "cap" / "desk.py"), "--lang", lang]) == 1
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if t("checklist.why.no_format", lang) in x)
+    places = re.findall(r"([a-z_]+(?:\.[a-z_]+)?) ?[（(][^+]", line)
+    assert places and len(places) == len(set(places)), line
+    assert t("checklist.why.AL002", lang) in line and t("checklist.why.no_format", lang) in line, line

@@ -70,7 +70,8 @@ def test_run_py_site_serves_the_market_with_a_demo_key_shown_once(tmp_path):
         assert "sk-site-" not in out and "演示密钥在创建时已显示过" in out and "no browser" not in out
         assert f"技能市场：http://127.0.0.1:{port}/?lang=zh" in out
         # the other language's page, not the same Chinese one a second time
-        assert f"英文页面：http://127.0.0.1:{port}/?lang=en" in out and next(line for line in out.splitlines() if line.startswith("技能市场")).count(f"{port}/?lang=zh") == 1, out
+        market_line = next(line for line in out.splitlines() if line.startswith("技能市场"))
+        assert f"英文页面：http://127.0.0.1:{port}/?lang=en" in out and market_line.count(f"{port}/?lang=zh") == 1, out
         assert "Skill market" in httpx.get(f"http://127.0.0.1:{port}/?lang=en", timeout=10).text
         # every line in Chinese: the site's own ("serving 20 skills" stayed English) and its links ("?lang=zh" on each)
         assert "serving" not in out and f"{port}/logs?lang=zh" in out and "skills/current_weather?lang=zh" in out, out

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from ..context import estimate_tokens, protocol_problems
 from ..errors import ToolFailure
-from ..i18n import LANGS, Lang, both, joined, t
+from ..i18n import LANGS, Lang, aside, both, joined, t
 from ..lint import lint
 from ..models import ModelError, Reply, ScriptedModel, ToolCall, Usage, call, say, tool_calls
 from ..resources import data_file
@@ -293,19 +293,27 @@ def _descriptions(s: Scenario) -> Seen:
     model = _Watched([say("ok")])
     _chat(s, model, route_k=0).ask("what can you do?")  # every tool offered at once: the contracts the model reads
     specs = model.offered[0] if model.offered else []
-    found: list[tuple[str, str]] = [(f.location, "") for f in lint(specs) if f.rule in _UNIT_RULES]
+    # each place (a tool, or tool.field) once, with every reason it was found for: a field the linter found and that
+    # lacks a format was listed twice, and a tool's own finding with no reason at all
+    found: dict[str, list[str]] = {}
+    for f in lint(specs):
+        if f.rule in _UNIT_RULES:
+            found.setdefault(f.location, []).append(f"checklist.why.{f.rule}")
     for spec in specs:
         fn = spec.get("function", spec)
         for name, sub in (fn.get("parameters") or {}).get("properties", {}).items():
             kind = sub.get("type")
+            at = found.setdefault(f"{fn.get('name')}.{name}", [])
             if kind in ("number", "integer") and not (("minimum" in sub or "exclusiveMinimum" in sub)
                                                      and ("maximum" in sub or "exclusiveMaximum" in sub)):
-                found.append((f"{fn.get('name')}.{name}", "checklist.why.no_range"))
+                at.append("checklist.why.no_range")
             if kind == "string" and not any(k in sub for k in ("enum", "pattern", "format", "maxLength")):
-                found.append((f"{fn.get('name')}.{name}", "checklist.why.no_format"))
-    ok = bool(specs) and not found
-    where: dict[str, Sequence[str]] = {lg: [at + (t(why, lg) if why else "") for at, why in found] for lg in LANGS}
-    return Seen(ok, "checklist.seen.describe", {"tools": len(specs), "n": len(found), "where": _names(where)})
+                at.append("checklist.why.no_format")
+    places = {at: list(dict.fromkeys(whys)) for at, whys in found.items() if whys}
+    ok = bool(specs) and not places
+    where: dict[str, Sequence[str]] = {lg: [at + aside(joined([t(why, lg) for why in whys], lg, "list"), lg)
+                                            for at, whys in places.items()] for lg in LANGS}
+    return Seen(ok, "checklist.seen.describe", {"tools": len(specs), "n": len(places), "where": _names(where)})
 
 
 def _suite(s: Scenario) -> list[Case]:
