@@ -553,3 +553,12 @@ def test_a_sentence_that_ends_on_a_question_gets_no_full_stop_after_it():
     assert "？。" not in str(_say("wrong", "是不是（“路由”）？。改好那一行", "zh"))
     assert "?." not in str(_say("wrong", "Did you mean x?. Fix it.", "en"))
     assert "3.5" in str(_say("wrong", "it is 3.5. Fix it.", "en"))
+
+
+def test_a_typed_answer_is_quoted_back_in_the_readers_quotation_marks():
+    """A Chinese check read 你的答案是 '第二次': Python's quotes, code inside a Chinese sentence."""
+    from agentlab.workbook.exercises import check_answer
+    hint = {"en": "look again", "zh": "再看看表"}
+    assert "你的答案是 “第二次”" in str(check_answer("第二次", "lost_reply", why="-", hint=hint, lang="zh"))
+    assert "you said 'second'" in str(check_answer("second", "lost_reply", why="-", hint=hint, lang="en"))
+    assert "'a\\nb'" in str(check_answer("a\nb", "lost_reply", why="-", hint=hint, lang="zh"))  # escapes kept

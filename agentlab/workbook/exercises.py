@@ -384,10 +384,19 @@ def check_answer(given: Any, right: Any, *, why: str | Mapping[str, str], hint: 
     advice = _text(hint, "en")
     advice = advice[:1].upper() + advice[1:]
     if isinstance(verdict, str):  # not read as what was asked: say what was
-        said_ = t(verdict, lang, given=_shown(given))
+        said_ = t(verdict, lang, given=_answer_shown(given, lang))
         return _say("wrong", f"{said_} {advice}" if lang == "en" else said_ + _text(hint, lang), lang)
-    return _say("wrong", t("exercise.said.you_said", lang, given=_shown(given),
+    return _say("wrong", t("exercise.said.you_said", lang, given=_answer_shown(given, lang),
                            advice=advice if lang == "en" else _text(hint, lang)), lang)
+
+
+def _answer_shown(given: Any, lang: Lang) -> str:
+    """A typed answer as the sentence quoting it shows it: a text in the reader's quotation marks (“第二次” in Chinese,
+    where Python's '第二次' read as code inside the sentence), anything else as every check shows a value."""
+    if isinstance(given, str) and given.isprintable():  # a newline or a control character: Python's escapes show it
+        text = _shown(given)[1:-1] if len(given) > _SHOWN.maxstring else given
+        return f"“{text}”" if lang == "zh" else f"'{text}'"
+    return _shown(given)
 
 
 
