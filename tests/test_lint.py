@@ -139,3 +139,12 @@ def test_the_chinese_hurried_schema_has_the_same_faults_as_the_english_one():
         p.get("description", "") for name in reg.names for p in reg[name].parameters["properties"].values()]
     assert not [d for d in described if re.search(r"[A-Za-z]{3,} [A-Za-z]{3,}", d.replace("user_cancel", ""))]
     assert data_file_in("aftersales_cases.jsonl", "zh") == data_file("aftersales_cases.jsonl")  # none: the file itself
+
+
+@pytest.mark.parametrize("lang, words", [("en", "too short"), ("zh", "太短")])
+def test_a_description_too_short_to_say_anything_is_not_said_to_repeat_the_name(lang, words):
+    """A description 'x' was reported as "only repeats the field name", which it does not do."""
+    spec = {"name": "get_order", "description": "Use to look an order up by its id; returns its status and items.",
+            "parameters": {"type": "object", "properties": {"order_id": {"type": "string", "description": "x"}}}}
+    said = [f.message for f in lint([spec], lang=lang) if f.rule == "AL002"]
+    assert said and words in said[0], said
