@@ -1,5 +1,6 @@
 import re
 
+import pytest
 from conftest import ROOT
 
 from agentlab import Registry, lint
