@@ -16,6 +16,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from .cmdline import Parser, half_width, parse, reader_lang
 from .commands import EXTRA as _EXTRA
@@ -140,4 +141,26 @@ def main(argv: list[str] | None = None) -> int:
         else:  # a bug or a case nobody foresaw: still one line, and a way to see more
             message = t("cli.unexpected", lang, kind=type(exc).__name__, detail=str(exc)[:200])
         print(t("cli.error", lang, message=said_safely(message)), file=sys.stderr)
+        if getattr(exc, "key", None) in _NEEDS_PACKAGES:  # run with another Python than the checkout's own
+            python = _checkout_python()
+            if python is not None:
+                print(t("cli.use_checkout_python", lang, python=python, command=ns.command), file=sys.stderr)
         return 2
+
+
+#: the errors that say a package is missing from the Python the command runs with
+_NEEDS_PACKAGES = frozenset({"site.needs_extra", "cli.needs_openai", "local.no_runtime"})
+
+
+def _checkout_python() -> str | None:
+    """The checkout's own environment's Python (``.venv``, made by run.py), when the command runs with another: a
+    reader who typed ``python -m agentlab site check`` with the system's Python was told to pip install an extra
+    the environment beside it already has. None when there is none, or it is this one."""
+    venv = Path(__file__).resolve().parent.parent / ".venv"
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if not python.exists() or Path(sys.prefix).resolve() == venv.resolve():
+        return None
+    try:
+        return str(python.relative_to(Path.cwd()))
+    except ValueError:
+        return str(python)

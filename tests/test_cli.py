@@ -695,3 +695,25 @@ def test_a_chinese_evals_progress_bar_counts_in_chinese(capsys, tmp_path):
     run_suite(load_cases()[:3], progress=True, lang="zh")
     err = capsys.readouterr().err
     assert "个用例" in err and "case/s" not in err, err[-300:]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_command_run_with_another_python_than_the_checkouts_points_to_its_environment(monkeypatch, capsys, lang):
+    """``python -m agentlab site check`` with the system's Python said only "pip install 'agentlab[site]'", while the
+    checkout's own environment, beside it, had every package."""
+    from pathlib import Path
+
+    import agentlab.cli as cli
+    from agentlab.i18n import t
+    venv = Path(cli.__file__).resolve().parent.parent / ".venv"
+    if not (venv / "bin" / "python").exists():
+        pytest.skip("this checkout has no .venv (python run.py setup makes it)")
+    monkeypatch.setattr(sys, "prefix", "/usr")  # as the system's Python sees itself
+    monkeypatch.setitem(sys.modules, "fastapi", None)  # which lacks the site's packages
+    assert cli.main(["site", "check", "--lang", lang]) == 2
+    err = capsys.readouterr().err
+    assert "agentlab[site]" in err and t("cli.use_checkout_python", lang, python="P", command="C").split("P")[0] in err, err
+    assert "bin/python -m agentlab site" in err, err
+    monkeypatch.setattr(sys, "prefix", str(venv))  # run with the checkout's own Python: nothing more to say
+    assert cli.main(["site", "check", "--lang", lang]) == 2
+    assert "bin/python -m agentlab" not in capsys.readouterr().err
