@@ -82,3 +82,12 @@ def test_what_is_taken_off_an_answer_never_turns_a_wrong_one_right(given, right)
 @pytest.mark.parametrize("given", ["on the third identical call", "on the 3rd call", "at the third call", "第三次相同的调用"])
 def test_an_order_said_with_when_it_happens_is_read_as_the_number(given):
     assert judge_answer(given, 3, "count") is True
+
+
+@pytest.mark.parametrize("given, right, unit, verdict", [
+    ("二点零秒", 2.0, "time", True), ("二点五秒", 2.5, "time", True), ("叁", 3, "count", True), ("叁次", 3, "count", True),
+    ("贰秒", 2.0, "time", True), ("第叁次", 3, "count", True), ("二点零元", 2.0, "time", "exercise.wrong_unit_time"),
+    ("叁秒", 3, "count", "exercise.wrong_unit_count")])
+def test_a_chinese_decimal_and_the_numerals_of_receipts_are_read(given, right, unit, verdict):
+    # "二点零秒" and "叁" were "no number" where "两秒" and "三次" were read
+    assert judge_answer(given, right, unit) == verdict

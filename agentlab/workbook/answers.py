@@ -85,8 +85,10 @@ _LEAD = re.compile(r"^(?:(?:(?:答案|回答|结果)\s*(?:是|为|:)?|应该是|
 
 
 # a number written in Chinese, with a unit or an ordinal around it: "三", "三次", "第三", "十二", "一百零五"
-_CHINESE_NUMBER = re.compile(r"第?\s*([零〇一二两三四五六七八九十百千]+)\s*"
+_CHINESE_NUMBER = re.compile(r"第?\s*([零〇一二两三四五六七八九十百千]+)(?:点([零〇一二三四五六七八九]+))?\s*"
                              r"(?![^\d]*(?:不到|以上|以下|以内|之内|多|或))[^\d零〇一二两三四五六七八九十百千]*")
+# the numerals written on cheques and receipts (叁, 拾), as the everyday ones
+_FORMAL = str.maketrans("壹贰貳叁參肆伍陆陸柒捌玖拾佰仟", "一二二三三四五六六七八九十百千")
 _CHINESE_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CHINESE_UNITS = {"十": 10, "百": 100, "千": 1000}
 
@@ -131,7 +133,7 @@ _UNITS = {**dict.fromkeys(("s", "sec", "secs", "second", "seconds", "秒", "秒�
           # a count's own words: read as the count, never as seconds ("2次" was a right wait of 2 seconds)
           **dict.fromkeys(("次", "条", "个", "种", "步", "项", "轮", "times", "calls", "messages", "replies", "tools",
                            "steps", "turns", "cases"), ("count", 1.0))}
-_AMOUNT = re.compile(r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)|[零〇一二两三四五六七八九十百千]+)\s*(\S.*)")
+_AMOUNT = re.compile(r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)|[零〇一二两三四五六七八九十百千]+(?:点[零〇一二三四五六七八九]+)?)\s*(\S.*)")
 
 
 def _unit(given: Any) -> tuple[str, float] | None:
@@ -139,7 +141,7 @@ def _unit(given: Any) -> tuple[str, float] | None:
     number, a count's word ("3 次", "3 calls") or anything else."""
     if not isinstance(given, str):
         return None
-    text = _LEAD.sub("", plain_text(given), count=1)
+    text = _LEAD.sub("", plain_text(given).translate(_FORMAL), count=1)
     if text[:1] in ("¥", "$"):  # the currency first: ¥2
         return _UNITS["元"]
     found = _AMOUNT.fullmatch(text)
@@ -158,9 +160,12 @@ def answer_number(given: Any) -> float | None:
         given = _EN_AT.sub("", given)  # "on the third identical call", "after 2 s": when, said as the number
         match = _NUMBER.fullmatch(given)
         if not match:
-            chinese = _CHINESE_NUMBER.fullmatch(given)
+            chinese = _CHINESE_NUMBER.fullmatch(given.translate(_FORMAL))
             if chinese is not None:
-                return _as_float(_chinese_number(chinese.group(1)))
+                whole = _as_float(_chinese_number(chinese.group(1)))
+                if whole is None or not chinese.group(2):
+                    return whole
+                return float(f"{whole:.0f}." + "".join(str(_CHINESE_DIGITS[d]) for d in chinese.group(2)))  # 二点五
             word = _EN_NUMBER.fullmatch(given.lower())
             return float(_EN_NUMBERS[word.group(1)]) if word and word.group(1) in _EN_NUMBERS else None
         given = match.group(1)
