@@ -547,7 +547,7 @@ def options(command: str, rest: Sequence[str], lang: str) -> tuple[dict[str, obj
                 raise Refused(_say("run.needs_value", lang, command=command, option=name))
             given = rest[i + 1]
         i += 1 if eq else 2
-        read = _lang_word(given) if kind == "lang" else _nfkc(given) if kind == "port" else given
+        read = _lang_word(given) if kind == "lang" else _half(given) if kind == "port" else given
         if read != given and (kind != "lang" or read in ("en", "zh")):  # ｚｈ, 中文, ８８８８: read, and said so
             print(_say("cli.read_choice", lang, typed=given, read=read), file=sys.stderr)
             given = read
@@ -1122,10 +1122,15 @@ def become(cmd: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> i
     return 1  # not reached: exec replaces this process
 
 
-def _nfkc(text: str) -> str:
-    """``text`` with a Chinese keyboard's full-width letters and digits read as half-width ones (８０８０ is 8080)."""
-    import unicodedata
-    return unicodedata.normalize("NFKC", text).strip()
+def _half(text: str) -> str:
+    """``text`` with a Chinese keyboard's full-width digits read as half-width ones (８０８０ is 8080; a superscript ² is
+    still no 2): agentlab.cmdline.full_to_half, as typed where the package cannot be read."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from agentlab.cmdline import full_to_half
+    except Exception:  # noqa: BLE001 - not readable by this Python: the value as typed
+        return text
+    return full_to_half(text)
 
 
 def _lang_word(text: str) -> str:

@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 from .i18n import Lang, colon, columns, joined, t
 
-__all__ = ["Formatter", "Parser", "argparse_says", "count", "half_width", "lang_word", "parse", "positive", "reader_lang",
+__all__ = ["Formatter", "Parser", "argparse_says", "count", "full_to_half", "half_width", "lang_word", "parse", "positive", "reader_lang",
            "say_help", "speak"]
 
 
@@ -170,19 +170,27 @@ _LANG_WORDS = {"中文": "zh", "汉语": "zh", "简体中文": "zh", "chinese": 
                "zh-hans": "zh", "英文": "en", "英语": "en", "english": "en", "en-us": "en", "en_us": "en", "en-gb": "en"}
 
 
+#: a Chinese keyboard's full-width forms (ｅｘｐｅｎｓｅ, ８０８０, the ideographic space) -> the half-width ones: only these,
+#: never what NFKC also folds (a superscript ² is no 2)
+_FULL_WIDTH = {**{c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}, 0x3000: 0x20}
+
+
+def full_to_half(text: str) -> str:
+    """``text`` with a Chinese keyboard's full-width letters, digits and marks as the half-width ones, trimmed."""
+    return text.translate(_FULL_WIDTH).strip()
+
+
 def lang_word(text: str) -> str:
     """A ``--lang`` value as typed, read as the language it names: ``ｚｈ``, ``ZH``, ``中文`` and ``Chinese`` are ``zh``.
     Anything else comes back in its half-width lower-case form, for the option's choices to refuse."""
-    import unicodedata
-    word = unicodedata.normalize("NFKC", text).strip().lower()
+    word = full_to_half(text).lower()
     return _LANG_WORDS.get(word, word)
 
 
 def _as_choice(text: str, action: argparse.Action) -> str | None:
     """The one choice of ``action`` that ``text`` spells once its full-width letters are read as half-width ones and
     its case is set aside (a language also by its name, :func:`lang_word`), or None."""
-    import unicodedata
-    word = lang_word(text) if action.dest == "lang" else unicodedata.normalize("NFKC", text).strip()
+    word = lang_word(text) if action.dest == "lang" else full_to_half(text)
     names = [c for c in action.choices or () if isinstance(c, str)]
     if word in names:
         return word
