@@ -223,3 +223,25 @@ def test_a_body_that_trickles_past_its_time_is_refused_in_both_languages_and_nev
         model.let("fine")
         assert (await _ask(client, "mallory", "fine")).status_code == 200  # her next request is served
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("body", [
+    {"user": "m", "prompt": ["Write a long story about refunds."] * 3000, "max_tokens": 64},
+    {"user": "m", "prompt": ["a", [1, 2, 3]]}, {"user": "m", "messages": [], "n": 3}, {"user": "m", "prompt": "a", "n": "3"},
+])
+def test_a_request_for_several_answers_at_once_is_refused_and_never_reaches_the_model(body):
+    """One request of 3,000 prompts held every slot of the model (llama.cpp runs each prompt, and each of n answers, as
+    a task of its own) while the gate counted it as one place: another participant's 16-token question timed out."""
+    async def main():
+        model, share, client = _gate(slots=3)
+        key = {"Authorization": f"Bearer {model_key(SECRET, 'mallory')}"}
+        reply = await client.post("/v1/completions", json=body, headers=key)
+        assert reply.status_code == 400, reply.text
+        assert reply.json()["error"]["message"].splitlines() == [t("hub.model.one_task", lg) for lg in ("en", "zh")]
+        assert model.arrived == []
+        for one in ({"user": "t", "prompt": [15, 16, 17]}, {"user": "s", "prompt": "one", "n": 1},
+                    {"user": "l", "prompt": ["one"]}, {"user": "c", "messages": []}):  # one prompt, one answer: forwarded
+            model.let(one["user"])
+            ok = await client.post("/v1/completions", json=one, headers=key)
+            assert ok.status_code == 200, (one, ok.text)
+    asyncio.run(main())

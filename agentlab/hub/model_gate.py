@@ -131,6 +131,23 @@ MODEL_PATHS = frozenset({"/v1/chat/completions", "/v1/completions", "/v1/models"
 MODEL_BODY = 4 * 1024 * 1024
 
 
+def _many_tasks(body: bytes) -> bool:
+    """Whether one request asks the model for several answers at once: a list of prompts, or ``n`` above 1. llama.cpp
+    runs each as a task of its own on a slot of its own, so one such request of 3,000 prompts held every slot for as
+    long as it liked while the gate counted it as one place. A body that is not JSON goes on (the model refuses it)."""
+    import json
+    try:
+        sent = json.loads(body) if body[:1] in (b"{", b" ", b"\n", b"\t", b"\r") else None
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(sent, dict):
+        return False
+    prompt, n = sent.get("prompt"), sent.get("n", 1)
+    # one prompt may be a list of token ids; a list holding texts or lists is several prompts
+    several = isinstance(prompt, list) and len(prompt) > 1 and not all(type(x) is int for x in prompt)
+    return several or (n is not None and not (type(n) is int and n <= 1))
+
+
 def _refusal(status: int, key: str, headers: dict[str, str] | None = None, **fields: object) -> Any:
     from starlette.responses import JSONResponse
     message = "\n".join(t(key, lang, **fields) for lang in ("en", "zh"))  # a person reads it: both languages
@@ -170,6 +187,8 @@ def gate_app(share: FairShare, secret: str, upstream: Any) -> Any:
             return _refusal(413, "hub.model.too_large")
         except TooSlow:  # a trickle held a connection of the participant's share for as long as they liked
             return _refusal(408, "hub.model.too_slow", limit=f"{BODY_SECONDS:g}")
+        if _many_tasks(body):
+            return _refusal(400, "hub.model.one_task")
         try:
             await share.enter(who)
         except Full:
