@@ -846,6 +846,69 @@ def test_a_participant_has_a_process_limit_and_a_stop_ends_what_they_left(hub):
     assert left == [], [Path(f"/proc/{p}/cmdline").read_bytes()[:80] for p in left]
 
 
+def test_a_participant_holding_the_rooms_descriptors_is_ended_and_the_others_go_on(hub):
+    """One account held 24,000 idle connections to the room's proxy (nobody could log in) or every free port of the
+    machine (no server could start), each of its processes within its own limit: the account's sum is counted."""
+    import pwd
+
+    from agentlab.hub.users import processes_of
+    from agentlab.hub.warden import FDS_PER_ACCOUNT
+    h, admin_token, tokens = hub
+    assert h.warden is not None and h.warden.is_alive()
+    h.api(admin_token, "POST", "/users/ned")
+    h.api(admin_token, "POST", "/users/ned/server")
+    deadline = time.monotonic() + 120
+    while not h.api(admin_token, "GET", "/users/ned")["servers"].get("", {}).get("ready"):
+        assert time.monotonic() < deadline, f"ned's server did not start (log: {h.log})"
+        time.sleep(0.5)
+    token = h.api(admin_token, "POST", "/users/ned/tokens", {"note": "test"})["token"]
+    each = 1400  # socket pairs a process: 2,800 descriptors, within its own limit of 4,096
+    hold = (f"import subprocess, sys\ncode = 'import socket, time\\nh = [socket.socketpair() for _ in range({each})]\\n"
+            "print(1, flush=True)\\ntime.sleep(600)'\nps = [subprocess.Popen([sys.executable, '-c', code], "
+            f"stdout=subprocess.DEVNULL, start_new_session=True) for _ in range({FDS_PER_ACCOUNT // (2 * each) + 1})]\n"
+            "print(len(ps))")
+    [started] = _run(h, token, "ned", [hold])  # answered at once: the holders open their sockets after
+    assert started.ok, started
+    uid = pwd.getpwnam(os_name("ned")).pw_uid
+    deadline = time.monotonic() + 30
+    while list(processes_of({uid})) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not list(processes_of({uid})), "ned's processes still run"
+    assert time.monotonic() < deadline
+    [cell] = _run(h, tokens["ana"], "ana", ["print(6 * 7)"])  # another participant works on
+    assert cell.ok and cell.stdout.strip() == "42", cell
+
+
+def test_shared_memory_a_participant_leaves_behind_ends_with_their_server(hub):
+    """A System V segment made and never removed outlived the server's stop (and the hub's), charged to no limit: a
+    gigabyte a restart. Each server has an IPC namespace of its own, gone with its last process."""
+    import pwd
+    h, admin_token, _ = hub
+    h.api(admin_token, "POST", "/users/ivy")
+    h.api(admin_token, "POST", "/users/ivy/server")
+    deadline = time.monotonic() + 120
+    while not h.api(admin_token, "GET", "/users/ivy")["servers"].get("", {}).get("ready"):
+        assert time.monotonic() < deadline, f"ivy's server did not start (log: {h.log})"
+        time.sleep(0.5)
+    token = h.api(admin_token, "POST", "/users/ivy/tokens", {"note": "test"})["token"]
+    leave = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.shmat.restype = ctypes.c_void_p\n"
+             "sid = libc.shmget(0, 1 << 20, 0o1600)\naddr = libc.shmat(sid, None, 0)\nctypes.memset(addr, 1, 1 << 20)\n"
+             "libc.shmdt(ctypes.c_void_p(addr))\nprint(sid >= 0, open('/proc/sysvipc/shm').read().count('\\n') - 1)")
+    [cell] = _run(h, token, "ivy", [leave])
+    assert cell.ok and cell.stdout.split() == ["True", "1"], cell  # made, and the only one the participant sees
+    uid = str(pwd.getpwnam(os_name("ivy")).pw_uid)
+    # the machine's own view holds none of it, now or after the stop
+    rows = [r.split() for r in Path("/proc/sysvipc/shm").read_text().splitlines()[1:]]
+    assert not [r for r in rows if r[7] == uid], rows
+    h.api(admin_token, "DELETE", "/users/ivy/server")
+    from agentlab.hub.users import processes_of
+    deadline = time.monotonic() + 60
+    while list(processes_of({int(uid)})) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    rows = [r.split() for r in Path("/proc/sysvipc/shm").read_text().splitlines()[1:]]
+    assert not [r for r in rows if r[7] == uid], rows
+
+
 def test_each_participants_kernels_talk_over_sockets_in_a_folder_of_their_own(hub):
     """Two kernels starting at once in two servers once took the same TCP port: now they use no port at all."""
     from agentlab.hub.spawner import kernel_sockets

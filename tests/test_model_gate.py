@@ -233,7 +233,7 @@ def test_a_request_for_several_answers_at_once_is_refused_and_never_reaches_the_
     """One request of 3,000 prompts held every slot of the model (llama.cpp runs each prompt, and each of n answers, as
     a task of its own) while the gate counted it as one place: another participant's 16-token question timed out."""
     async def main():
-        model, share, client = _gate(slots=3)
+        model, _, client = _gate(slots=3)
         key = {"Authorization": f"Bearer {model_key(SECRET, 'mallory')}"}
         reply = await client.post("/v1/completions", json=body, headers=key)
         assert reply.status_code == 400, reply.text

@@ -41,6 +41,9 @@ SERVER_LOG = ".jupyter-server.log"
 KEEP_MIN, KEEP_SHARE = 2 << 30, 0.05
 
 _CLONE_NEWNS = 0x00020000
+# System V shared memory, semaphores and message queues of their own, gone with their last process: a segment made and
+# left behind outlived the participant's server (and the hub), charged to no limit, a gigabyte a restart
+_CLONE_NEWIPC = 0x08000000
 _MS_BIND, _MS_REC, _MS_PRIVATE = 0x1000, 0x4000, 0x40000
 _MS_NOSUID, _MS_NODEV = 0x2, 0x4
 
@@ -57,7 +60,7 @@ def disks_usable() -> bool:
     try:
         _run("losetup", "--find")
         probe = ("import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); "
-                 f"sys.exit(0 if libc.unshare({_CLONE_NEWNS}) == 0 else 1)")
+                 f"sys.exit(0 if libc.unshare({_CLONE_NEWNS | _CLONE_NEWIPC}) == 0 else 1)")
         return subprocess.run([sys.executable, "-I", "-c", probe], timeout=60).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
@@ -145,7 +148,8 @@ def covered(home: Path) -> list[str]:
 
 def private_temporary(home: Path, uid: int) -> None:
     """In the child that becomes the participant (``uid``), while it is still root: its own mount namespace, where
-    the shared temporary folders are the participant's ``~/.tmp`` and ``/dev/shm`` a RAM disk of its own. Raises
+    the shared temporary folders are the participant's ``~/.tmp`` and ``/dev/shm`` a RAM disk of its own, and its own
+    IPC namespace (System V shared memory left behind ends with the server's last process). Raises
     OSError when the kernel refuses (the hub checks :func:`disks_usable` before it asks), or when ``~/.tmp`` is not
     a folder of theirs: it is opened without following a link and mounted by that handle, so a link they planted
     there never makes a folder root can reach theirs to see."""
@@ -156,7 +160,7 @@ def private_temporary(home: Path, uid: int) -> None:
             err = ctypes.get_errno()
             raise OSError(err, os.strerror(err), target)
 
-    if libc.unshare(_CLONE_NEWNS) != 0:
+    if libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC) != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err), "unshare")
     mount(None, "/", None, _MS_REC | _MS_PRIVATE, None)  # nothing mounted here reaches the machine's view

@@ -32,6 +32,7 @@ from . import preflight, services
 from .auth import MIN_PASSWORD, PasswordBook
 from .config import LOGS, NOTES, HubSettings, build, write_config
 from .users import OS_PREFIX, SERVICES_USER, ensure_account, processes_of
+from .warden import FDS_PER_ACCOUNT, Warden
 
 __all__ = ["MACHINE_LOCK", "SECRET_OPTIONS", "Hub", "HubRefused", "LogWatch", "hold_machine", "hub_command", "hub_parser",
            "hub_usage", "parse_size", "secrets_to_env", "sweep", "workshop_uids", "write_new"]
@@ -180,6 +181,7 @@ class Hub:
         self.proc: subprocess.Popen[bytes] | None = None
         self.said: list[str] = []  # what the checks did, to tell the trainer (the folders opened)
         self._machine: int | None = None  # the descriptor holding MACHINE_LOCK while this hub runs
+        self.warden: Warden | None = None  # one participant's hold on the room's descriptors, ended (warden.py)
 
     @property
     def holds_machine(self) -> bool:
@@ -311,6 +313,8 @@ class Hub:
             try:
                 with urllib.request.urlopen(f"{self.url}/hub/health", timeout=2) as r:
                     if r.status == 200:
+                        self.warden = Warden()
+                        self.warden.start()
                         return self
             except OSError:
                 pass
@@ -345,6 +349,8 @@ class Hub:
             self._free_machine()
 
     def _stop(self, timeout: float) -> list[int]:
+        if self.warden is not None:
+            self.warden.stop()
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -661,6 +667,8 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
                 waited = -1.0
             for line in watch.poll():
                 print(line, flush=True)
+            for name, held in hub.warden.said() if hub.warden is not None else ():
+                say("hub.warden.ended", name=name, held=held, limit=FDS_PER_ACCOUNT)
             time.sleep(1)
             waited += 1 if waited >= 0 else 0
         say("hub.failed", log=hub.log)
