@@ -195,7 +195,13 @@ _NOTES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), k) for p
 def crash_said(cause: str, lang: Lang) -> str | None:
     """What crashed a run (``"JSONDecodeError: ..."``, a run's reason or its end row's note, with or without its
     ``crashed:``) in words a reader without Python has, as the catalogue says it; None for an error it has no words for."""
-    key = f"explain.crash.{cause.removeprefix('crashed: ').split(':')[0].strip()}"
+    kind, _, rest = cause.removeprefix("crashed: ").partition(":")
+    key = f"explain.crash.{kind.strip()}"
+    # a model error says which: the API refusing what the loop sent (a call left unanswered) is the loop's own fault,
+    # never "the model's service failed" (a reader took the desk's provider for a flaky one)
+    code = f"{key}.{rest.split(':')[0].strip()}"
+    if code in keys():
+        return t(code, lang)
     return t(key, lang) if key in keys() else None
 
 

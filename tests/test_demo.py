@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from agentlab.workbook.demo import compare_loops, explain, guards_that_acted, trace_text
+from agentlab.workbook.demo import compare_expense, compare_loops, explain, guards_that_acted, trace_text
 
 
 @pytest.mark.parametrize("fault,guard", [("camel_case", "validate"), ("lost_reply", "idempotency"),
@@ -213,3 +213,13 @@ def test_a_model_fault_set_past_the_models_last_step_is_said_never_to_have_fired
                                      question=True, hang_seconds=0.05), lang)
         assert t("explain.not_injected_tool", lang, tool="get_order") in hang, hang
         assert not any("0.00" in line for line in hang), hang
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_crash_the_api_refused_is_said_as_the_loops_own_mistake_not_the_providers(lang):
+    """The bookkeeping desk's naive loop dropped the second call of a message, the API refused the next request (400:
+    a call left unanswered), and the page said "the model's service failed": a reader took the provider for flaky."""
+    from agentlab.i18n import t
+    lines = explain(compare_expense("parallel_call", lang=lang), lang)
+    assert any(t("explain.crash.ModelError.BAD_REQUEST", lang) in line for line in lines), lines
+    assert not any(t("explain.crash.ModelError", lang) in line for line in lines), lines
