@@ -2,6 +2,7 @@
 the rates per day by the metrics' one definitions, a report without secrets, cases eval can run."""
 from __future__ import annotations
 
+import copy
 import json
 import tracemalloc
 
@@ -1132,3 +1133,26 @@ def test_what_to_fix_first_is_never_a_guard_that_worked(tmp_path):
     log = tmp_path / "rows.jsonl"
     log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     assert review_logs(log, "telemetry")["largest"]["code"] == "NEEDS_APPROVAL"
+
+
+def test_a_tools_file_checks_every_call_even_where_the_conversation_carried_its_own_tools(tmp_path):
+    """The page said "every tool call is checked against your tools file, not only against the tools each conversation
+    was sent", and a stricter file changed nothing: it was read only for a conversation with no tools list."""
+    strict = copy.deepcopy(TOOLS)
+    for spec in strict:
+        fn = spec.get("function", spec)
+        if fn["name"] == "get_order":
+            fn["parameters"]["properties"]["order_id"]["pattern"] = "^B\\\\d{4}$"
+    file = tmp_path / "strict.json"
+    file.write_text(json.dumps(strict))
+    msgs = [{"role": "user", "content": "where is my order A1001?"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"order_id": "A1001"}'}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": '{"status": "shipped"}'},
+            {"role": "assistant", "content": "It has shipped."}]
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"messages": msgs, "tools": TOOLS}) + "\n")
+    assert review_logs(log)["totals"]["findings"] == 0  # the conversation's own tools let it through
+    found = review_logs(log, tools=file)
+    assert found["totals"]["findings"] == 1, found["findings"]
+    assert review_logs(log, tools=data_file("aftersales_tools.json"))["totals"]["findings"] == 0  # the same: nothing

@@ -202,7 +202,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
             kind = ""
             if reg is not None:
                 # the check of the same call (tool, arguments text) is the same: made once (log_tools.Registries)
-                parse_ok, validate_ok, code, args = registries.check(reg, name, raw)
+                parse_ok, validate_ok, code, args = registries.check_all(reg, name, raw)
             else:
                 # no tools list: arguments that are not a JSON object are still seen (the loop refuses them as
                 # BAD_JSON whatever the tools); "nothing wrong" of broken JSON was a guess

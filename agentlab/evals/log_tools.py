@@ -108,6 +108,19 @@ class Registries:
                 self.keys[fast] = key
         return key
 
+    def check_all(self, registry: Registry, name: str, raw: Any) -> Checked:
+        """:meth:`check` against the tools the conversation was sent, then against the team's tools file too (its
+        contract of the same tool, where it has one): a call the conversation's own list let through and the file
+        refuses (an order id of the wrong form, a refund above the file's limit) is the file's finding. The file was
+        read only for a conversation that carried no tools list, while the page said every call was checked against it."""
+        checked = self.check(registry, name, raw)
+        team = self.fallback
+        if checked[2] is None and team is not None and team is not registry and name in team:
+            also = self.check(team, name, raw)
+            if also[2] is not None:
+                return also
+        return checked
+
     def check(self, registry: Registry, name: str, raw: Any) -> Checked:
         """``registry.check(name, raw, rules=False)`` as a review reads it. A check is a function of the registry
         (compiled once, never changed), the name and the text: a call a log repeats (the same lookup, a model's
