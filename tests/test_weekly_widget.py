@@ -116,6 +116,19 @@ def test_an_uploaded_file_that_cannot_be_read_gets_one_sentence(tmp_path):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+def test_one_line_that_cannot_be_read_is_read_past_and_said_as_the_log_review_says_it(tmp_path, lang):
+    """A file with one line cut short (the shipped bad sample) was dropped whole: week "-", "no failed conversation in
+    this week", while the log review beside it read the other lines and found two."""
+    w = WeeklyReview(folder=tmp_path, lang=lang)
+    w.source.value = "upload"
+    w.upload.value = uploaded("bad.jsonl", data_file("logs_bad_sample.jsonl").read_bytes())
+    w.open.click()
+    assert len(w.items) == 2 and t("weekly.loaded", lang, n=2, source="bad.jsonl") in w.message.value, w.message.value
+    assert t("logs.unread", lang, n=1, first="X").split("X")[0][:20] in w.message.value, w.message.value
+    assert "role='alert'" not in w.message.value
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_suggestion_never_moves_a_note_a_colleague_has_filed(tmp_path, lang):
     """Two people on one week: one files a note under their own category; the other, on a page drawn before that,
     applies a suggestion holding the same note. It kept its category (the suggestion overwrote it before), the page

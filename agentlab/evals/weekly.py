@@ -38,6 +38,7 @@ from .log_review import case_of, runs_of
 from .logs import Format, LogRun, read_logs
 from .review import STAGES, promote, tag_cause
 from .suite import load_cases
+from .unread import Unread
 
 __all__ = ["ENDED_WELL", "MAX_AUTHOR", "MAX_CATEGORY", "MAX_NOTE", "FailedConversation", "Note", "ReviewStore", "Suggestion",
            "WeekReview", "WeeklyError", "category_trend", "check_category", "conversations_of_logs", "conversations_of_run",
@@ -149,12 +150,17 @@ def _rows_as_messages(rows: Sequence[Mapping[str, Any]]) -> tuple[dict, ...]:
     return tuple(out)
 
 
-def conversations_of_logs(path: str | Path, fmt: Format = "openai") -> list[FailedConversation]:
+def conversations_of_logs(path: str | Path, fmt: Format = "openai", *,
+                          unread: Unread | None = None) -> list[FailedConversation]:
     """The failed conversations of a log file in a format ``review --logs`` reads: those where the loop's
-    validator found something wrong, the logs say it failed, or it ended failed or handed to a person."""
+    validator found something wrong, the logs say it failed, or it ended failed or handed to a person.
+
+    A line that cannot be read, once one has been, is read past as ``review --logs`` reads past it, and counted in
+    ``unread`` (given, its caller says how many): one line cut short had dropped the whole file, and the review then
+    said there was no failed conversation in it."""
     out: list[FailedConversation] = []
     seen: Counter = Counter()
-    for log, run, found in runs_of(read_logs(path, fmt)):
+    for log, run, found in runs_of(read_logs(path, fmt, unread=unread if unread is not None else Unread())):
         if not (found or log.success is False or run.status in _FAILED):
             continue
         messages = log.messages or _rows_as_messages(log.rows)

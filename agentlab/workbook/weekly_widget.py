@@ -14,6 +14,7 @@ from typing import Any
 
 import ipywidgets as W
 
+from ..evals.unread import Unread
 from ..evals.weekly import (
     ENDED_WELL,
     FailedConversation,
@@ -284,17 +285,18 @@ class WeeklyReview(App):
     def _load(self) -> list[FailedConversation]:
         lang = self.lang.value
         choice = self.source.value
+        unread = Unread()  # a line that cannot be read, once one was: read past, and said
         if choice.startswith("sample:"):
             fmt = choice.split(":", 1)[1]
             path = data_file(LOG_SAMPLES[fmt])
             self.format.value = fmt
-            self.items = conversations_of_logs(path, fmt)
+            self.items = conversations_of_logs(path, fmt, unread=unread)
         elif choice == "upload":
             if self.uploaded is None:
                 self.message.value = _ERROR.format(html.escape(t("weekly.no_upload", lang)))
                 return []
             path = self.uploaded
-            self.items = conversations_of_logs(path, self.format.value)
+            self.items = conversations_of_logs(path, self.format.value, unread=unread)
         else:
             path = Path(choice.split(":", 1)[1])
             self.items = conversations_of_run(path)
@@ -306,6 +308,9 @@ class WeeklyReview(App):
         ended_well = sum(c.status in ENDED_WELL for c in self.items)
         if ended_well:
             said = joined([said, t("weekly.ended_well", lang, n=ended_well)], lang, "sentence")
+        if unread.count:  # as the log review beside it says it: how many, and the first of them
+            first = joined([e.localized(lang) for e in unread.first], lang, "clause")
+            said = joined([said, t("logs.unread", lang, n=unread.count, first=first)], lang, "sentence")
         self.message.value = _OK.format(html.escape(said))
         self.show_week()
         self._resume_place()
