@@ -441,3 +441,16 @@ def test_suggestion_buttons_made_after_the_page_is_shown_carry_no_null_tooltip(t
         w.note.value = text
         w.save.click()
     assert w.suggested.children and all(c.tooltip is not None for c in w.suggested.children)
+
+
+def test_switching_language_after_a_file_that_could_not_be_read_redraws_every_section(tmp_path):
+    """Chinese page, a file that cannot be read, then English: "这一周没有失败的对话。" and "还没有笔记被归类。" stayed
+    under English headings (only a week with conversations was drawn again)."""
+    import re
+    w = WeeklyReview(folder=tmp_path, lang="zh")
+    w.source.value = "upload"
+    w.upload.value = uploaded("bad.jsonl", b"not json\n")
+    w.open.click()
+    w.lang.value = "en"
+    shown = " ".join(x.value for x in (w.conversation, w.counts) if isinstance(getattr(x, "value", None), str))
+    assert not re.search("[\u4e00-\u9fff]", shown), shown

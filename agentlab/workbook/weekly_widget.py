@@ -152,6 +152,7 @@ class WeeklyReview(App):
         self.message = W.HTML()
         self.titles = [W.HTML() for _ in range(5)]
         self.items: list[FailedConversation] = []
+        self._drawn = False  # the week's sections have been drawn (after an open, even one that failed)
         self.pending: Suggestion | None = None
         self.source_name = ""
         self.uploaded: Path | None = None
@@ -238,7 +239,9 @@ class WeeklyReview(App):
         for w in (self.open, self.save, self.group, self.group_suggested, self.refresh_notes, self.promote, self.export):
             w.layout.width = "auto"
         self.message.value = ""
-        if self.items:
+        # every section drawn is drawn again in the new language, an empty week's too: after a file that could not be
+        # read, "这一周没有失败的对话" stayed under English headings
+        if self.items or self._drawn:
             self._weeks()
             self.show_week()
 
@@ -431,6 +434,7 @@ class WeeklyReview(App):
     def show_week(self) -> WeekReview:
         """The week's conversations, its notes (everyone's, as saved now), the suggestions, counts and trend."""
         lang = self.lang.value
+        self._drawn = True
         review = self.review()
         noted = {n.conversation for n in review.notes}
         chosen = self.conversations.value
