@@ -179,6 +179,25 @@ def test_a_pm_uploads_their_own_tools_file_and_sees_the_probe_report(lang, not_u
     assert not_utf8 in panel.view.value and "Traceback" not in panel.view.value
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_empty_file_is_said_as_empty_in_the_probe_and_as_a_reviews_tools_file(lang, tmp_path):
+    """An empty file uploaded to the probe read "the pasted text is not valid JSON (line 1: Expecting value)", and as
+    the log review's tools file "empty.jsonl:1: not valid JSON": the file was empty, and nothing was pasted."""
+    from agentlab.evals.log_review import review_logs
+    from agentlab.evals.logs import LogError
+    from agentlab.i18n import t
+    from agentlab.resources import data_file
+    from agentlab.workbook.widgets import ProbePanel
+    panel = ProbePanel(tools="[]", lang=lang)
+    panel.upload.value = uploaded("empty.json", b"", "application/json")
+    assert t("probe.empty_text", lang) in panel.view.value and "JSON" not in panel.view.value, panel.view.value
+    empty = tmp_path / "empty.json"
+    empty.write_text("\n")
+    with pytest.raises(LogError) as said:
+        review_logs(data_file("logs_openai_sample.jsonl"), tools=empty)
+    assert said.value.key == "input.empty"
+
+
 def test_switching_language_runs_the_desk_again_in_it():
     """The model's reply and the errors it read stayed in the language the runs were made in."""
     app = PMApp(lang="en")

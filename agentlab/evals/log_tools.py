@@ -37,6 +37,8 @@ def tools_file(path: str | Path | None) -> tuple[Registry | None, frozenset[str]
     from ..tools import load_specs
     where = {"path": str(path), "what": "what.tools"}
     text = read_text(path, "what.tools", LogError)
+    if not text.strip():  # said as empty, as every other file the commands read: not "line 1: Expecting value"
+        raise LogError("input.empty", **where)
     try:
         specs = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -636,6 +636,8 @@ class ProbePanel(App):
         lang = self.lang.value
         self.plots.outputs = ()
         try:
+            if not self.editor.value.strip():  # an empty file uploaded, or nothing pasted: said so, not "line 1"
+                raise LocalizedError("probe.empty_text")
             try:
                 specs = json.loads(self.editor.value)
             except json.JSONDecodeError as exc:
