@@ -369,3 +369,13 @@ def test_a_category_stored_before_names_were_trimmed_is_the_one_a_trimmed_name_f
     assert second.category == "timeout." and set(store.counts(convs[1].week)) == {"timeout."}
     filed, kept = store.file_unfiled([first.id], "timeout")
     assert filed == [first.id] and kept == []
+
+
+def test_a_telemetry_turn_that_only_made_calls_is_shown_once_as_its_calls():
+    """Each call of the telemetry sample was shown twice: the model row's " → get_order", then the call itself."""
+    from agentlab.evals.weekly import conversations_of_logs
+    from agentlab.resources import data_file
+    for conv in conversations_of_logs(data_file("logs_telemetry_sample.jsonl"), "telemetry"):
+        said = [m.get("content") or "" for m in conv.messages if m["role"] == "assistant"]
+        assert not [x for x in said if x.lstrip().startswith("→")], said
+        assert any(m.get("tool_calls") for m in conv.messages)

@@ -136,7 +136,12 @@ def _rows_as_messages(rows: Sequence[Mapping[str, Any]]) -> tuple[dict, ...]:
     out: list[dict] = []
     for r in rows:
         if r.get("kind") == "model":
-            out.append({"role": "assistant", "content": r.get("model_visible") or ""})
+            said_ = r.get("model_visible") or ""
+            # a turn that only made calls is written " → get_order" on its row: the calls follow as rows of their own,
+            # and shown as both, each call read twice
+            if said_.lstrip().startswith("→"):
+                continue
+            out.append({"role": "assistant", "content": said_})
         elif r.get("kind") == "tool":
             out.append({"role": "assistant", "content": None, "tool_calls": [
                 {"id": r.get("tool_call_id"), "function": {"name": r.get("tool_name") or "",
