@@ -39,6 +39,10 @@ def test_a_file_in_another_format_names_the_format_to_choose(tmp_path, lang):
     assert "openai" in app.view.value and ("choose the format" if lang == "en" else "把格式选为") in app.view.value
     # read as telemetry, a chat-completions line was said to be "not a chat-completions exchange"
     assert ("not a line of telemetry logs" if lang == "en" else "这不是 telemetry 日志的一行") in app.view.value
+    # the format is chosen with the page's menu: the command line's flag is no help to a person on a page
+    assert "--format" not in app.view.value and t("ui.format_menu", lang, format="openai") in app.view.value
+    for key in ("otel.is_openai", "otel.is_telemetry"):  # each message the page rewrites holds the flag's clause
+        assert t("ui.format_flag", lang, format=key.rsplit("_", 1)[1]) in t(key, lang)
 
 
 def test_switching_language_leaves_no_finding_in_the_other():

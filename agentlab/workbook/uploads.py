@@ -86,12 +86,15 @@ def kept_or_said(upload: W.FileUpload, prefix: str, replacing: Path | None, view
 def file_said(exc: Any, lang: Lang) -> str:
     """A refused file's sentence as a person reads it on a page: the file by its own name, never the folder it sits
     in on the machine serving the page (an upload's temporary folder, the workbook's data folder)."""
-    text = exc.localized(lang)
+    text = str(exc.localized(lang))
     for field in ("path", "where"):  # a log's LogError names it by path, an OTLP file's OtlpError by where
         where = getattr(exc, "fields", {}).get(field)
         if where:
             text = text.replace(str(where), Path(str(where)).name)
-    return str(text)
+    # a format to choose is chosen on a page with its menu: "(on the command line: --format openai)" is no help there
+    for fmt in ("openai", "telemetry", "otel"):
+        text = text.replace(t("ui.format_flag", lang, format=fmt), t("ui.format_menu", lang, format=fmt))
+    return text
 
 
 def drop_upload(path: Path | None) -> None:
