@@ -223,3 +223,12 @@ def test_a_crash_the_api_refused_is_said_as_the_loops_own_mistake_not_the_provid
     lines = explain(compare_expense("parallel_call", lang=lang), lang)
     assert any(t("explain.crash.ModelError.BAD_REQUEST", lang) in line for line in lines), lines
     assert not any(t("explain.crash.ModelError", lang) in line for line in lines), lines
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_bookkeeping_verdict_names_what_else_is_wrong_beside_the_date(lang):
+    """A made-up category on the bookkeeping desk read only "said done, but the data is wrong": the after-sales desk
+    names the wrong data, this one said nothing but the date (its own line above)."""
+    lines = explain(compare_expense("out_of_enum", lang=lang), lang)
+    verdict = next(line for line in lines if "transportation" in line)
+    assert "transport" in verdict and "2026-09-21" not in verdict, lines

@@ -411,7 +411,9 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         lines.append(t("explain.bad_data", lang, detail=detail))
     if any("Traceback" in (e.model_visible or "") for e in n.events):
         lines.append(t("explain.leak", lang))
-    lines.append(_verdict_line("naive", c.naive_verdict, lang, which=not bad and c.scenario != "expense"))
+    # the bookkeeping desk's wrong date is its own line above: the verdict names what else is wrong (a category made up)
+    lines.append(_verdict_line("naive", c.naive_verdict, lang, which=not bad,
+                               said=("record date=",) if c.scenario == "expense" else ()))
     g = c.guarded
     if c.scenario in ("expense", "retail"):
         key, written = ("explain.guarded_booked", "records") if c.scenario == "expense" else ("explain.guarded_changed", "changed")
@@ -478,12 +480,14 @@ def _expense_lines(c: Comparison, lang: Lang) -> list[str]:
     return out
 
 
-def _verdict_line(loop: str, verdict: Verdict, lang: Lang, *, which: bool = False) -> str:
-    """``which``: a wrong run says which data is wrong (where no line before it said so)."""
+def _verdict_line(loop: str, verdict: Verdict, lang: Lang, *, which: bool = False, said: tuple[str, ...] = ()) -> str:
+    """``which``: a wrong run says which data is wrong, but for the failures starting with one of ``said`` (a line
+    before it said those)."""
     outcome = t("outcome." + verdict.outcome, lang)
-    if which and verdict.outcome in ("done, wrong data", "wrong data, stopped") and verdict.failures:
+    failures = [f for f in verdict.failures if not f.startswith(said)] if said else list(verdict.failures)
+    if which and verdict.outcome in ("done, wrong data", "wrong data, stopped") and failures:
         # which data is wrong: a refund of 200,000 on a 199 order read only "the data is wrong"
-        outcome += aside(joined(reasons_in(verdict.failures, lang), lang), lang)
+        outcome += aside(joined(reasons_in(failures, lang), lang), lang)
     return t("explain.verdict", lang, loop=t("loop." + loop, lang), outcome=outcome)
 
 
