@@ -3,11 +3,10 @@
 thing that went wrong (open coding), group the notes into the team's own categories (axial coding), count them,
 fix the largest, and follow the counts from week to week.
 
-No widgets here: :mod:`agentlab.workbook.weekly_widget` shows it. The notes live in a SQLite file that several
-people (several kernels) share: WAL, one transaction per write, a busy timeout (:class:`ReviewStore`). A bad
-input (an empty note, a note of 100 KB, a category name with markup) is refused with a :class:`WeeklyError`, a
-sentence from the catalogue with its key and fields, never a traceback.
-"""
+No widgets here: :mod:`agentlab.workbook.weekly_widget` shows it. The notes live in a SQLite file that several people
+(several kernels) share: WAL, one transaction per write, a busy timeout (:class:`ReviewStore`). A bad input (an empty
+note, a note of 100 KB, a category name with markup) is refused with a :class:`WeeklyError`, a sentence from the
+catalogue with its key and fields, never a traceback."""
 from __future__ import annotations
 
 import contextlib
@@ -40,10 +39,9 @@ from .review import STAGES, promote, tag_cause
 from .suite import load_cases
 from .unread import Unread
 
-__all__ = ["ENDED_WELL", "MAX_AUTHOR", "MAX_CATEGORY", "MAX_NOTE", "FailedConversation", "Note", "ReviewStore", "Suggestion",
-           "WeekReview", "WeeklyError", "category_trend", "check_category", "conversations_of_logs", "conversations_of_run",
-           "export_week", "promote_conversation", "review_dir", "role_said", "status_said", "suggest_groups", "taxonomy",
-           "week_of", "week_review", "weekly_csv", "weekly_html", "weeks_of"]
+__all__ = ["ENDED_WELL", "MAX_AUTHOR", "MAX_CATEGORY", "MAX_NOTE", "FailedConversation", "Note", "ReviewStore", "Suggestion", "WeekReview",
+           "WeeklyError", "category_trend", "check_category", "conversations_of_logs", "conversations_of_run", "export_week", "promote_conversation",
+           "review_dir", "role_said", "status_said", "suggest_groups", "taxonomy", "week_of", "week_review", "weekly_csv", "weekly_html", "weeks_of"]
 
 MAX_NOTE = 4000  # characters in one note: a paragraph, never a pasted log
 MAX_AUTHOR = 80
@@ -57,12 +55,11 @@ _NEW_CATEGORY = "INSERT OR IGNORE INTO categories(name, author, created) VALUES 
 
 
 class WeeklyError(LocalizedError):
-    """A review input refused: ``key`` the catalogue's sentence, ``fields`` what it fills in;
-    :meth:`to_dict` the structured message a page or a test reads."""
+    """A review input refused: ``key`` the catalogue's sentence, ``fields`` what it fills in; :meth:`to_dict` the structured
+    message a page or a test reads."""
 
     def to_dict(self, lang: Lang = "en") -> dict[str, Any]:
-        return {"error": self.key, "fields": {k: str(v) for k, v in self.fields.items()},
-                "message": self.localized(lang)}
+        return {"error": self.key, "fields": {k: str(v) for k, v in self.fields.items()}, "message": self.localized(lang)}
 
 
 # --- the conversations of a week ------------------------------------------------------------------
@@ -137,11 +134,8 @@ def _rows_as_messages(rows: Sequence[Mapping[str, Any]]) -> tuple[dict, ...]:
     for r in rows:
         if r.get("kind") == "model":
             said_ = r.get("model_visible") or ""
-            # a turn that only made calls is written " → get_order" on its row: the calls follow as rows of their own,
-            # and shown as both, each call read twice
-            if said_.lstrip().startswith("→"):
-                continue
-            out.append({"role": "assistant", "content": said_})
+            if not said_.lstrip().startswith("→"):  # " → get_order": a turn that only made calls, shown by its calls
+                out.append({"role": "assistant", "content": said_})
         elif r.get("kind") == "tool":
             out.append({"role": "assistant", "content": None, "tool_calls": [
                 {"id": r.get("tool_call_id"), "function": {"name": r.get("tool_name") or "",
@@ -155,14 +149,10 @@ def _rows_as_messages(rows: Sequence[Mapping[str, Any]]) -> tuple[dict, ...]:
     return tuple(out)
 
 
-def conversations_of_logs(path: str | Path, fmt: Format = "openai", *,
-                          unread: Unread | None = None) -> list[FailedConversation]:
-    """The failed conversations of a log file in a format ``review --logs`` reads: those where the loop's
-    validator found something wrong, the logs say it failed, or it ended failed or handed to a person.
-
-    A line that cannot be read, once one has been, is read past as ``review --logs`` reads past it, and counted in
-    ``unread`` (given, its caller says how many): one line cut short had dropped the whole file, and the review then
-    said there was no failed conversation in it."""
+def conversations_of_logs(path: str | Path, fmt: Format = "openai", *, unread: Unread | None = None) -> list[FailedConversation]:
+    """The failed conversations of a log file in a format ``review --logs`` reads: those where the loop's validator found
+    something wrong, the logs say it failed, or it ended failed or handed to a person. A line that cannot be read, once
+    one has been, is read past and counted in ``unread``, as the review does (one line cut short dropped the file)."""
     out: list[FailedConversation] = []
     seen: Counter = Counter()
     for log, run, found in runs_of(read_logs(path, fmt, unread=unread if unread is not None else Unread())):
@@ -396,8 +386,7 @@ def _counts(notes: Iterable[Note]) -> dict[str, int]:
     return dict(sorted(counted.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def category_trend(store: ReviewStore, weeks: Sequence[str] | None = None,
-                   conversations: Iterable[str] | None = None) -> dict[str, dict[str, int]]:
+def category_trend(store: ReviewStore, weeks: Sequence[str] | None = None, conversations: Iterable[str] | None = None) -> dict[str, dict[str, int]]:
     """``{week: {category: conversations}}`` oldest week first, every category in every week (0 where none).
     ``conversations``: only notes on these (the ids of the source reviewed), as :func:`week_review` counts them."""
     notes = store.notes()

@@ -636,12 +636,11 @@ class ProbePanel(App):
         lang = self.lang.value
         self.plots.outputs = ()
         try:
-            if not self.editor.value.strip():  # an empty file uploaded, or nothing pasted: said so, not "line 1"
-                raise LocalizedError("probe.empty_text")
             try:
                 specs = json.loads(self.editor.value)
-            except json.JSONDecodeError as exc:
-                raise LocalizedError("probe.bad_json_text", line=exc.lineno, detail=JsonReason.of(exc)) from None
+            except json.JSONDecodeError as exc:  # nothing there (an empty file uploaded) is said so, never as "line 1"
+                raise LocalizedError("probe.bad_json_text" if self.editor.value.strip() else "probe.empty_text",
+                                     line=exc.lineno, detail=JsonReason.of(exc)) from None
             registry = load_specs(specs, source=t("probe.ui.tools", lang), lang=lang)
             kwargs: dict[str, Any] = {}
             if self.model.value == "replay":
