@@ -29,6 +29,7 @@ import time
 import venv
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent
 #: ``python run.py test --quick``: this machine checked in about half a minute: the contract and its errors, the guarded
@@ -1122,26 +1123,29 @@ def become(cmd: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> i
     return 1  # not reached: exec replaces this process
 
 
+def _cmdline() -> Any:
+    """agentlab.cmdline (the standard library alone), or None where this Python cannot read the package."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    try:
+        from agentlab import cmdline
+    except Exception:  # noqa: BLE001 - not readable by this Python: everything read as typed
+        return None
+    return cmdline
+
+
 def _half(text: str) -> str:
     """``text`` with a Chinese keyboard's full-width digits read as half-width ones (８０８０ is 8080; a superscript ² is
     still no 2): agentlab.cmdline.full_to_half, as typed where the package cannot be read."""
-    sys.path.insert(0, str(ROOT))
-    try:
-        from agentlab.cmdline import full_to_half
-    except Exception:  # noqa: BLE001 - not readable by this Python: the value as typed
-        return text
-    return full_to_half(text)
+    cmdline = _cmdline()
+    return text if cmdline is None else cmdline.full_to_half(text)
 
 
 def _lang_word(text: str) -> str:
     """A ``--lang`` value read as the language it names (agentlab.cmdline.lang_word: 中文 is zh); as typed where the
     package cannot be read."""
-    sys.path.insert(0, str(ROOT))
-    try:
-        from agentlab.cmdline import lang_word
-    except Exception:  # noqa: BLE001 - not readable by this Python: the value as typed
-        return text
-    return lang_word(text)
+    cmdline = _cmdline()
+    return text if cmdline is None else cmdline.lang_word(text)
 
 
 def _half_width(argv: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
@@ -1149,12 +1153,8 @@ def _half_width(argv: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
     (agentlab.cmdline.half_width, which needs the standard library alone), and what was read so; only the options
     run.py names (RUN_OPTIONS): a value, an operand or another program's option is handed on as typed. ``argv`` as it
     is where the package cannot be read."""
-    sys.path.insert(0, str(ROOT))
-    try:
-        from agentlab.cmdline import half_width
-    except Exception:  # noqa: BLE001 - not readable by this Python: the options as typed
-        return argv, []
-    return half_width(argv, RUN_OPTIONS)
+    cmdline = _cmdline()
+    return (argv, []) if cmdline is None else cmdline.half_width(argv, RUN_OPTIONS)
 
 
 def main(argv: list[str]) -> int:

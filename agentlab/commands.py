@@ -502,7 +502,7 @@ def probe_cassette(tools: str, size: str) -> Path:
 def _probe(ns: argparse.Namespace) -> int:
     _in_range("--trials", ns.trials, 1)
     from .evals.probe import ProbeInputError, ProbeInterrupted, cassette_settings, fake_source, load_impl, probe, replay_source, summary_lines
-    from .evals.probe_report import FAKE_MODEL, REPLAY_SUFFIX, write
+    from .evals.probe_report import FAKE_MODEL, REPLAY_SUFFIX, write  # (the probe's names, as its page says them)
     from .guards import GuardConfig
     registry = load_registry(ns.tools, lang=ns.lang)
     impl, writes = load_impl(ns.impl) if ns.impl else ({}, None)

@@ -160,6 +160,19 @@ def uploaded(name: str, content: bytes, kind: str = "") -> tuple[dict, ...]:
              "last_modified": datetime.datetime(2026, 3, 5, tzinfo=datetime.UTC)},)
 
 
+def interrupt_once(monkeypatch, owner, name: str, *, after: bool = False) -> None:
+    """``owner.name`` raises KeyboardInterrupt the next time it is called (once ``after`` it has run, when ``after``),
+    as a Ctrl-C landing there would, and is itself again from then on."""
+    real = getattr(owner, name)
+
+    def interrupted(*args, **kwargs):
+        monkeypatch.setattr(owner, name, real)
+        if after:
+            real(*args, **kwargs)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(owner, name, interrupted)
+
+
 def ignore_ctrl_c() -> None:
     """SIGINT and SIGQUIT ignored, as a script's background job (``cmd &``) starts: a ``preexec_fn``, or called in
     this process around starting one (an ignored signal stays ignored across ``exec``)."""

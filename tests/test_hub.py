@@ -496,6 +496,17 @@ def _status(url, token) -> int:
         return e.code
 
 
+def _started(h, admin_token, name):
+    """``name`` made a participant, their server started and ready; a token of theirs."""
+    h.api(admin_token, "POST", f"/users/{name}")
+    h.api(admin_token, "POST", f"/users/{name}/server")
+    deadline = time.monotonic() + 120
+    while not h.api(admin_token, "GET", f"/users/{name}")["servers"].get("", {}).get("ready"):
+        assert time.monotonic() < deadline, f"{name}'s server did not start (log: {h.log})"
+        time.sleep(0.5)
+    return h.api(admin_token, "POST", f"/users/{name}/tokens", {"note": "test"})["token"]
+
+
 def _run(h, token, name, cells):
     """``cells`` in a kernel of ``name``'s server. Once in a CI run the hub answered 404 for a server a test before had
     just used: when the hub says the server is not ready, it is started again (and the hub's log printed, so the next
@@ -826,13 +837,7 @@ def test_a_participant_has_a_process_limit_and_a_stop_ends_what_they_left(hub):
     from agentlab.hub.spawner import NPROC
     from agentlab.hub.users import processes_of
     h, admin_token, _ = hub
-    h.api(admin_token, "POST", "/users/dee")
-    h.api(admin_token, "POST", "/users/dee/server")
-    deadline = time.monotonic() + 120
-    while not h.api(admin_token, "GET", "/users/dee")["servers"].get("", {}).get("ready"):
-        assert time.monotonic() < deadline, f"dee's server did not start (log: {h.log})"
-        time.sleep(0.5)
-    token = h.api(admin_token, "POST", "/users/dee/tokens", {"note": "test"})["token"]
+    token = _started(h, admin_token, "dee")
     [cell] = _run(h, token, "dee", ["import resource, subprocess\nprint(resource.getrlimit(resource.RLIMIT_NPROC))\n"
                                      "subprocess.Popen(['setsid', 'nohup', 'sleep', '600'], start_new_session=True,"
                                      " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)"])
@@ -855,13 +860,7 @@ def test_a_participant_holding_the_rooms_descriptors_is_ended_and_the_others_go_
     from agentlab.hub.warden import FDS_PER_ACCOUNT
     h, admin_token, tokens = hub
     assert h.warden is not None and h.warden.is_alive()
-    h.api(admin_token, "POST", "/users/ned")
-    h.api(admin_token, "POST", "/users/ned/server")
-    deadline = time.monotonic() + 120
-    while not h.api(admin_token, "GET", "/users/ned")["servers"].get("", {}).get("ready"):
-        assert time.monotonic() < deadline, f"ned's server did not start (log: {h.log})"
-        time.sleep(0.5)
-    token = h.api(admin_token, "POST", "/users/ned/tokens", {"note": "test"})["token"]
+    token = _started(h, admin_token, "ned")
     each = 1400  # socket pairs a process: 2,800 descriptors, within its own limit of 4,096
     hold = (f"import subprocess, sys\ncode = 'import socket, time\\nh = [socket.socketpair() for _ in range({each})]\\n"
             "print(1, flush=True)\\ntime.sleep(600)'\nps = [subprocess.Popen([sys.executable, '-c', code], "
@@ -884,13 +883,7 @@ def test_shared_memory_a_participant_leaves_behind_ends_with_their_server(hub):
     gigabyte a restart. Each server has an IPC namespace of its own, gone with its last process."""
     import pwd
     h, admin_token, _ = hub
-    h.api(admin_token, "POST", "/users/ivy")
-    h.api(admin_token, "POST", "/users/ivy/server")
-    deadline = time.monotonic() + 120
-    while not h.api(admin_token, "GET", "/users/ivy")["servers"].get("", {}).get("ready"):
-        assert time.monotonic() < deadline, f"ivy's server did not start (log: {h.log})"
-        time.sleep(0.5)
-    token = h.api(admin_token, "POST", "/users/ivy/tokens", {"note": "test"})["token"]
+    token = _started(h, admin_token, "ivy")
     leave = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.shmat.restype = ctypes.c_void_p\n"
              "sid = libc.shmget(0, 1 << 20, 0o1600)\naddr = libc.shmat(sid, None, 0)\nctypes.memset(addr, 1, 1 << 20)\n"
              "libc.shmdt(ctypes.c_void_p(addr))\nprint(sid >= 0, open('/proc/sysvipc/shm').read().count('\\n') - 1)")

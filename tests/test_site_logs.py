@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import interrupt_once
 
 from agentlab.site.logs import FIELD_CHARS, SiteLogs, clean_session, scrub
 
@@ -334,13 +335,7 @@ def test_an_interrupt_while_waiting_for_the_replicas_lock_leaves_the_lines_waiti
     import agentlab.site.logs as L
     logs = SiteLogs(tmp_path, flush_seconds=60)
     logs.write("call", request_id="c", session_id=None, key_id="k", skill="s")
-    real = L.hold
-
-    def interrupted(fd):
-        monkeypatch.setattr(L, "hold", real)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(L, "hold", interrupted)
+    interrupt_once(monkeypatch, L, "hold")
     with pytest.raises(KeyboardInterrupt):
         logs.flush()
     logs.flush()  # the next flush (the exit's) still has them

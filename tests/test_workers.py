@@ -5,6 +5,7 @@ import threading
 import time
 
 import pytest
+from conftest import interrupt_once
 
 import agentlab.workers as workers
 from agentlab.timeouts import run_with_timeout
@@ -222,12 +223,7 @@ def test_an_interrupt_before_a_worker_is_woken_loses_no_worker(monkeypatch):
     """A handler that raises while a worker is being readied (kept to the caller's CPU), before it is woken: the
     worker goes back to the idle ones instead of being held by nobody, with its thread and descriptors, for good."""
     workers._pool.try_run(lambda: 0, 5.0)  # one idle worker
-    real = workers._follow
-
-    def interrupted(w):
-        monkeypatch.setattr(workers, "_follow", real)
-        raise KeyboardInterrupt
-    monkeypatch.setattr(workers, "_follow", interrupted)
+    interrupt_once(monkeypatch, workers, "_follow")
     with pytest.raises(KeyboardInterrupt):
         workers._pool.try_run(lambda: "never", 5.0)
     assert len(workers._pool.idle) == len(workers._pool.every) == 1
@@ -292,13 +288,7 @@ def test_an_interrupt_just_after_a_worker_is_woken_loses_no_worker_and_answers_n
     the worker has not taken it, else it runs on for nobody; either way the worker is back among the idle ones once it
     is free, and the next call hears its own result, never the abandoned one's."""
     workers._pool.try_run(lambda: 0, 5.0)  # one idle worker
-    real = os.write
-
-    def then_interrupted(fd, data):
-        monkeypatch.setattr(workers.os, "write", real)
-        real(fd, data)
-        raise KeyboardInterrupt
-    monkeypatch.setattr(workers.os, "write", then_interrupted)
+    interrupt_once(monkeypatch, workers.os, "write", after=True)
     with pytest.raises(KeyboardInterrupt):
         if way == "submit":
             workers._pool.submit(lambda: "abandoned")

@@ -63,6 +63,11 @@ __all__ = ["BOUNDED", "CATEGORIES", "META_LABEL", "REPORT_VERSION", "TIME_LIMIT"
            "guess_write", "load_impl", "prepare", "probe", "recording_source", "replay_source", "summary_lines",
            "trial_label"]
 
+#: the probe's scripted model and a recording's replay, as report.json names them (its page says them in the reader's
+#: language: probe_report.model_shown)
+FAKE_MODEL = "fake (self-correcting)"
+REPLAY_SUFFIX = " (replay)"
+
 REPORT_VERSION = 1
 #: "clean" is the call with no fault: can the model make it at all? Then each fault category.
 CATEGORIES: tuple[str, ...] = ("clean", "camel_case", "drop_required", "wrong_type", "amount_in_words", "out_of_enum",
@@ -196,7 +201,7 @@ def fake_source() -> ModelSource:
     It is marked ``scripted``: the report and the command line's summary then say that its repair rate is
     the ceiling by construction, not a measurement of any model."""
     def make(tool: str, args: dict, label: str) -> Model:
-        return SelfCorrectingModel([Step(tool, args)], "Done.", name="fake (self-correcting)")
+        return SelfCorrectingModel([Step(tool, args)], "Done.", name=FAKE_MODEL)
     make.scripted = True  # type: ignore[attr-defined]
     return make
 

@@ -27,7 +27,7 @@ from ..a11y import NEUTRALS, OKABE_ITO, TextEquivalent, attach, described, ink, 
 from ..guards import said_guards
 from ..i18n import Lang, aside, colon, joined, label, said_marks, t, t_or
 from ..resources import CJK_FILES, CJK_FONTS, render_page
-from .probe import BOUNDED
+from .probe import BOUNDED, FAKE_MODEL, REPLAY_SUFFIX
 
 __all__ = ["VERDICT_COLORS", "after_an_error", "cell_text", "plot_probe_categories", "plot_probe_matrix", "render_html", "table_html", "write"]
 
@@ -372,8 +372,3 @@ def model_shown(name: str, lang: Lang) -> str:
     if name.endswith(REPLAY_SUFFIX):
         return t("probe.model_replay", lang, name=name[:-len(REPLAY_SUFFIX)])
     return name
-
-
-#: the probe's scripted model and a recording's replay, as report.json names them
-FAKE_MODEL = "fake (self-correcting)"
-REPLAY_SUFFIX = " (replay)"

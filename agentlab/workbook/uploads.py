@@ -8,6 +8,7 @@ from typing import Any
 
 import ipywidgets as W
 
+from ..evals.logs import FORMATS
 from ..i18n import Lang, t
 
 __all__ = ["MAX_UPLOAD_MB", "drop_upload", "file_said", "kept_or_said", "kept_upload", "upload_button", "upload_content", "upload_note"]
@@ -92,7 +93,7 @@ def file_said(exc: Any, lang: Lang) -> str:
         if where:
             text = text.replace(str(where), Path(str(where)).name)
     # a format to choose is chosen on a page with its menu: "(on the command line: --format openai)" is no help there
-    for fmt in ("openai", "telemetry", "otel"):
+    for fmt in FORMATS:
         text = text.replace(t("ui.format_flag", lang, format=fmt), t("ui.format_menu", lang, format=fmt))
     return text
 
