@@ -313,26 +313,53 @@ def test_the_app_reviews_a_30_mb_log_and_refuses_a_file_past_its_limit_in_words(
         assert page.get_by_role("alert").filter(has_text=huge.name).count() == 1
 
 
-def test_the_log_review_in_the_app_fits_a_laptops_width(tmp_path):
+# what runs past a 1000 px window: a widget box that scrolls sideways (the page's panel: only a table's own box may), and
+# any sentence, heading, list item or control whose right edge is past the window (a table's cell may be, in its box)
+_PAST_THE_WINDOW = """() => {
+  const width = document.documentElement.clientWidth;
+  const scrolls = e => { const s = getComputedStyle(e).overflowX; return (s === 'auto' || s === 'scroll')
+                                                                           && e.scrollWidth > e.clientWidth + 1; };
+  const boxes = [...document.querySelectorAll('.widget-box, .widget-container, .widget-html, .widget-html-content')]
+    .filter(scrolls).map(e => `panel scrolls ${e.scrollWidth} in ${e.clientWidth}: ${e.textContent.slice(0, 40)}`);
+  const said = [...document.querySelectorAll('p, h1, h2, h3, h4, li, button, textarea, select, input, label')]
+    .filter(e => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().right > width + 1)
+    .map(e => `${e.tagName} ends at ${Math.round(e.getBoundingClientRect().right)}: ${e.textContent.slice(0, 40)}`);
+  const cells = [...document.querySelectorAll('td, th')].filter(e => e.getBoundingClientRect().right > width + 1)
+    .filter(e => { for (let a = e.parentElement; a; a = a.parentElement) if (scrolls(a)) return false; return true; })
+    .map(e => `cell past the window, in no scrolling box: ${e.textContent.slice(0, 40)}`);
+  return [...boxes, ...said, ...cells];
+}"""
+
+
+@pytest.mark.parametrize("lang, locale", [("en", "en-US"), ("zh", "zh-CN")])
+def test_every_section_of_the_app_fits_a_laptops_width_once_used(tmp_path, lang, locale):
     """Once the review was shown, the app ran past the window's right edge, its last column cut off: the review's own
-    style (a margin for its body) was the whole page's. Its rules are its own now, and wide tables scroll inside."""
+    style (a margin for its body) was the whole page's. Then the probe's table, once run, widened the whole panel (its
+    box's max-width was a share of a box as wide as the table): the panel scrolled sideways across 2,700 px, the
+    sentence above the table one line across it, and the tools box's margins took it 4 px past the panel before
+    anything was run. Every section is used here, in each language, and only a table's own box may scroll."""
     from agentlab.i18n import t
     _need_browser()
     port = _free_port()
-    cmd, env = _app(port)
+    cmd, env = _app(port, AGENTLAB_REVIEW_DIR=str(tmp_path / "review"))
     with _server(cmd, env, f"tcp://127.0.0.1:{port}", tmp_path / "voila.log", cwd=ROOT), \
-            _browser(tmp_path, "voila-width", locale="en-US", local_only=True) as page:
+            _browser(tmp_path, f"voila-width-{lang}", locale=locale, local_only=True) as page:
         page.set_viewport_size({"width": 1000, "height": 900})
         page.goto(f"http://127.0.0.1:{port}/?token={TOKEN}", timeout=120_000)
-        page.get_by_role("button", name=t("ui.logs_sample", "en")).first.click(timeout=120_000)
+        page.get_by_role("button", name=t("probe.ui.run", lang), exact=True).wait_for(timeout=120_000)
+        assert page.evaluate(_PAST_THE_WINDOW) == []
+        page.get_by_role("button", name=t("ui.run", lang), exact=True).first.click()
+        page.get_by_role("button", name=t("ui.logs_sample", lang)).first.click()
         page.locator("table.kinds").first.wait_for(timeout=60_000)
-        # each sentence and cell within the window (a table wider than the page scrolls inside itself)
-        past = page.evaluate("""() => [...document.querySelectorAll('.widget-html-content p, .widget-html-content h2, '
-            + '.widget-html-content li, .widget-html-content td')]
-            .filter(e => { const tab = e.closest('table'); return !tab || tab.scrollWidth <= tab.clientWidth; })
-            .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
-            .map(e => e.textContent.slice(0, 40))""")
-        assert not past, past
+        page.get_by_role("button", name=t("weekly.open", lang), exact=True).click()
+        page.get_by_text(t("weekly.loaded", lang, n=4, source="logs_openai_sample.jsonl")).wait_for(timeout=60_000)
+        page.get_by_role("button", name=t("probe.ui.run", lang), exact=True).click()
+        page.locator("table.probe").wait_for(timeout=60_000)
+        page.locator(".agentlab-text-equivalent").last.wait_for(timeout=60_000)
+        assert page.evaluate(_PAST_THE_WINDOW) == []
+        # the probe's table is wider than the window here: it scrolls in its own box, which stays within the window
+        wrap = page.locator(".probe-wrap").evaluate("e => [e.scrollWidth, e.clientWidth, e.getBoundingClientRect().right]")
+        assert wrap[0] > wrap[1] and wrap[2] <= 1000, wrap
 
 
 @pytest.mark.parametrize("lang, locale", [("en", "en-US"), ("zh", "zh-CN")])

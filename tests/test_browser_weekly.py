@@ -1,6 +1,8 @@
 """The weekly review in the no-code app, in Debian's chromium through Voila, in each language: the sample logs,
 notes on three failed conversations, grouped, one kept as a regression case, the week exported."""
 
+from itertools import pairwise
+
 import pytest
 from conftest import ROOT
 from test_browser import TOKEN, _app, _browser, _free_port, _need_browser, _server
@@ -55,6 +57,19 @@ def test_a_pm_reviews_a_week_in_the_app(tmp_path, locale, lang):
         counts = page.locator("table.agentlab-weekly-counts").inner_text()
         # each a share of the week's 4 failed conversations, as the sentence under the table counts them
         assert f"{words}\t2\t50%" in counts and f"{own}\t1\t25%" in counts, counts
+        # each number stands under its heading, the headings apart: unstyled, "category conversations share of failed
+        # conversations" read as one line and each number stood under the start of its heading
+        edges = page.locator("table.agentlab-weekly-counts").evaluate("""table => {
+            const right = cell => { const r = document.createRange(); r.selectNodeContents(cell);
+                                    const b = r.getBoundingClientRect(); return [b.left, b.right]; };
+            const heads = [...table.querySelectorAll('th')].map(right);
+            const rows = [...table.querySelectorAll('tbody tr')].map(tr => [...tr.querySelectorAll('td')].map(right));
+            return {heads, rows}; }""")
+        heads = edges["heads"]
+        assert all(b[0] - a[1] >= 10 for a, b in pairwise(heads)), heads
+        for row in edges["rows"]:
+            for col in (1, 2):
+                assert abs(row[col][1] - heads[col][1]) <= 2, (col, row, heads)
         assert page.locator(".agentlab-text-equivalent").filter(has_text=say("weekly.trend_title")).count() >= 1
         page.get_by_role("button", name=say("weekly.promote")).click()
         page.get_by_text("log-", exact=False).filter(has_text="regression.jsonl").first.wait_for(timeout=30_000)

@@ -21,6 +21,14 @@ def test_each_plot_takes_an_ax_or_makes_one_and_returns_it():
     plt.close("all")
 
 
+def test_bars_name_their_groups_under_the_axis_and_in_words_when_told_what_they_are():
+    """The weekly review's trend stood 2026-W10 under its bars with nothing saying it was a week."""
+    from agentlab.a11y import text_equivalent
+    ax = plot_bars({"2026-W10": {"schema": 1}}, xlabel="周", lang="zh", own_names=True)
+    assert ax.get_xlabel() == "周" and text_equivalent(ax).header[0] == "周"
+    assert plot_bars({"a": {"naive": 1}}).get_xlabel() == ""  # untold, nothing made up
+
+
 def test_chinese_labels_leave_the_users_rcparams_alone():
     before = list(matplotlib.rcParams["font.family"])
     ax = plot_bars({"成功率": {"naive": 0.2, "guarded": 0.9}}, title="任务成功率")

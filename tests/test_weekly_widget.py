@@ -1,6 +1,7 @@
 """The weekly review widget, headless, as a product manager goes through it in either language: the sample, a
 conversation read whole, notes on three failures, grouped, one promoted, the week exported."""
 
+import html
 import re
 
 import pytest
@@ -62,6 +63,9 @@ def test_a_week_reviewed_from_the_sample_to_the_export(tmp_path, lang):
     assert t("weekly.largest", lang, category=words, n=2, total=4) in w.counts.value
     text_of_plot = str(w.trend.outputs[-1]["data"]["text/plain"])
     assert words in text_of_plot and own in text_of_plot and "2026-W10" in text_of_plot
+    # its groups are weeks, and the chart says so in its words (2026-W10 stood there unnamed)
+    week = html.escape(t("weekly.col.week", lang))
+    assert re.search(rf"<thead><tr><th [^>]*>{week}</th>", str(w.trend.outputs[-1]["data"]["text/html"]))
     # promote the conversation on screen
     w.promote.click()
     cases = load_cases(w.suite)

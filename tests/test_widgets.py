@@ -626,13 +626,14 @@ def test_the_probe_starts_on_the_sample_tools_in_the_page_s_language_and_keeps_w
 
 
 def test_the_probe_table_scrolls_in_its_own_box():
-    """At 1000 px the probe's table was wider than the page, cut mid-word, with the panel's own scroll bar far below."""
+    """At 1000 px the probe's table was wider than the page, cut mid-word, with the panel's own scroll bar far below
+    (what the page then draws: tests/test_browser.py, every section of the app at a laptop's width)."""
     import re
 
     from agentlab.workbook.widgets import ProbePanel
     panel = ProbePanel(lang="zh")
     panel.update()
-    box = re.search(r"<div class='agentlab-probe-table' style='([^']*)'>\s*<", panel.view.value)
+    box = re.search(r"<div class='probe-wrap' style='([^']*)'>\s*<", panel.view.value)
     assert box and "overflow-x:auto" in box.group(1) and "<table" in panel.view.value[box.end() - 1:]
 
 

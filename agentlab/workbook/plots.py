@@ -161,7 +161,7 @@ def _ax(ax: Any, size: tuple[float, float] = (7, 3.2)) -> Any:
 
 @_with_fonts
 def plot_bars(values: Mapping[str, Mapping[str, float]], *, ax: Any = None, title: str = "", ylabel: str = "",
-              lang: Lang = "en", own_names: bool = False) -> Any:
+              lang: Lang = "en", own_names: bool = False, xlabel: str = "") -> Any:
     """Grouped bars: ``{group: {series: value}}`` (e.g. ``{fault: {"naive": 12, "guarded": 4}}``); every label said
     in ``lang`` (:func:`agentlab.i18n.label`). Each series has its colour and its hatch. ``own_names``: the series
     are a team's own words (its categories), shown as typed, as the table beside the chart shows them (a category
@@ -180,11 +180,13 @@ def plot_bars(values: Mapping[str, Mapping[str, float]], *, ax: Any = None, titl
     ax.set_xticklabels([label(g, lang) for g in groups], rotation=30, ha="right", fontsize=8)
     ax.set_title(label(title, lang))
     ax.set_ylabel(label(ylabel, lang))
+    if xlabel:  # what the groups are, where their names alone do not say it (2026-W10 is a week)
+        ax.set_xlabel(label(xlabel, lang))
     if all(isinstance(v, numbers.Integral) for g in values.values() for v in g.values()):
         _count_axis(ax)  # counts (refunds, findings, calls); rates keep their fractional ticks
     _legend_beside(ax)
     return attach(ax, TextEquivalent(
-        lang, _said(title or ylabel, "a11y.bars", lang), ("", *[name(s) for s in series]),
+        lang, _said(title or ylabel, "a11y.bars", lang), (label(xlabel, lang), *[name(s) for s in series]),
         [(label(g, lang), *[fmt_number(values[g][s]) if s in values[g] else "—" for s in series]) for g in groups]))
 
 

@@ -97,6 +97,9 @@ def conversation_html(conv: FailedConversation, notes: list[Any], lang: Lang = "
             f"{stage}</h4><ol>{rows}</ol><h4>{e(t('weekly.notes', lang))}</h4><ul>{said}</ul></div>")
 
 
+_CELL = "border:1px solid #dadce0;padding:3px 8px;text-align:left"
+
+
 def counts_html(review: WeekReview, lang: Lang = "en") -> str:
     """The counts per category and the one to fix first."""
     e = html.escape
@@ -106,12 +109,17 @@ def counts_html(review: WeekReview, lang: Lang = "en") -> str:
     # a share of the week's failed conversations, as the sentence below counts them: shares of the notes' total read
     # 50% beside "1 of 4 failed conversations"
     week = max(len(review.conversations), total)
-    head = "".join(f"<th>{e(t(f'weekly.col.{k}', lang))}</th>" for k in ("category", "count", "share"))
-    rows = "".join(f"<tr><td>{e(c)}</td><td>{n}</td><td>{n / week:.0%}</td></tr>" for c, n in review.counts.items())
+    # ruled cells, the numbers set right under their headings: unstyled, the three headings read as one line of words
+    # and each number stood under the start of its heading, as the log review's tables once did
+    cell, num = f"style='{_CELL}'", f"style='{_CELL};text-align:right'"
+    head = "".join(f"<th {num if k != 'category' else cell}>{e(t(f'weekly.col.{k}', lang))}</th>"
+                   for k in ("category", "count", "share"))
+    rows = "".join(f"<tr><td {cell}>{e(c)}</td><td {num}>{n}</td><td {num}>{n / week:.0%}</td></tr>"
+                   for c, n in review.counts.items())
     most = max(review.counts.values())
     tops = [c for c, n in review.counts.items() if n == most]  # a tie is said as one: no category picked by its name
     key = "weekly.largest" if len(tops) == 1 else "weekly.largest_tied"
-    return (f"<table class='agentlab-weekly-counts'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    return (f"<table class='agentlab-weekly-counts' style='border-collapse:collapse'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
             f"<p><b>{e(t(key, lang, category=joined(tops, lang, 'list'), n=most, total=len(review.conversations)))}</b></p>")
 
 
@@ -546,6 +554,7 @@ class WeeklyReview(App):
             return
         title = t("weekly.trend_title", lang)
         _show(self.trend, figure(lambda ax: plot_bars(trend, ax=ax, title=title, ylabel=t("weekly.col.count", lang),
+                                                      xlabel=t("weekly.col.week", lang),
                                                       lang=lang, own_names=True), size=(7, 3)))
 
     def promote_one(self) -> str | None:

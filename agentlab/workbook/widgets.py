@@ -267,7 +267,7 @@ class SchemaPlayground(App):
                                                                  ensure_ascii=False)
         self.samples, self.description = (list(samples) if samples is not None else None), description
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
-        self.editor = W.Textarea(value=text, layout=W.Layout(width="100%", height="260px"))
+        self.editor = W.Textarea(value=text, layout=W.Layout(width="auto", height="260px"))  # (auto: see ProbePanel)
         self.view = W.HTML()
         self.editor.observe(lambda _: self.update(), names="value")
         self.lang.observe(lambda _: self.update(), names="value")
@@ -549,7 +549,8 @@ class ProbePanel(App):
         text = tools if isinstance(tools, str) else json.dumps(list(tools), indent=1, ensure_ascii=False) \
             if tools is not None else _sample_tools(lang)
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
-        self.editor = W.Textarea(value=text, layout=W.Layout(width="100%", height="200px"))
+        # width auto, not 100%: the widget's own margins took a 100% box 4 px past the panel, which then scrolled sideways
+        self.editor = W.Textarea(value=text, layout=W.Layout(width="auto", height="200px"))
         self.upload = upload_button(".json")  # a tools file, for those who would not paste
         self.upload_note = W.HTML()  # the largest file it takes
         self.upload.observe(lambda _: _safe(self.view, self.take_upload, self.lang.value), names="value")
@@ -687,11 +688,8 @@ class ProbePanel(App):
                  seconds=report["meta"]["seconds"], applicable=s["applicable"],
                  not_caught=s["verdicts"].get("not_caught", 0), not_repaired=s["verdicts"].get("not_repaired", 0),
                  rate=rate)
-        # the table scrolls within its own box: wider than a 1000 px page, it was cut mid-word ("unknow…"), and the only
-        # scroll bar was the whole panel's, at its bottom
-        self.view.value = (f"<div class='agentlab-probe'><p>{html.escape(line)}</p>"
-                           f"<div class='agentlab-probe-table' style='overflow-x:auto;max-width:100%'>"
-                           f"{table_html(report, lang)}</div></div>")
+        # the table scrolls within its own box (data/templates/probe_table.html)
+        self.view.value = f"<div class='agentlab-probe'><p>{html.escape(line)}</p>{table_html(report, lang)}</div>"
         self.plots.outputs = ()
         n_tools, n_cats = len(report["tools"]), len(report["settings"]["categories"])
         _append(self.plots, figure(lambda ax: plot_probe_matrix(report, ax=ax, lang=lang),
