@@ -289,8 +289,10 @@ def side_by_side_html(left: Iterable[Event], right: Iterable[Event], *, titles: 
                       for k, c in COLORS.items())
     if div is not None or wrote_div is not None:
         legend += f" <span style='padding:1px 6px;border:3px solid #D55E00;{FONT}'>{html.escape(t('a11y.divergence', lang))}</span>"
-    head = (f"<tr><th></th><th style='text-align:left'>{html.escape(titles[0])}</th>"
-            f"<th style='text-align:left'>{html.escape(titles[1])}</th></tr>")
+    # the two runs in columns of one width: sized by their text, the side with the longest line (the guarded one's
+    # message to its model) took three quarters of the page and the other's calls wrapped every few words
+    head = (f"<tr><th></th><th style='text-align:left;width:50%'>{html.escape(titles[0])}</th>"
+            f"<th style='text-align:left;width:50%'>{html.escape(titles[1])}</th></tr>")
     return (f"<div class='agentlab-sxs'><div>{legend}</div><table style='border-collapse:collapse;width:100%'>"
             f"{head}{''.join(rows)}</table></div>")
 

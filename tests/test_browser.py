@@ -357,6 +357,10 @@ def test_every_section_of_the_app_fits_a_laptops_width_once_used(tmp_path, lang,
         page.locator("table.probe").wait_for(timeout=60_000)
         page.locator(".agentlab-text-equivalent").last.wait_for(timeout=60_000)
         assert page.evaluate(_PAST_THE_WINDOW) == []
+        # the two loops side by side in columns of one width (the guarded one's longest line had taken three quarters)
+        naive, guarded = page.locator(".agentlab-sxs table tr").first.locator("th").evaluate_all(
+            "ths => ths.slice(1).map(th => th.getBoundingClientRect().width)")
+        assert abs(naive - guarded) <= 2, (naive, guarded)
         # the probe's table is wider than the window here: it scrolls in its own box, which stays within the window
         wrap = page.locator(".probe-wrap").evaluate("e => [e.scrollWidth, e.clientWidth, e.getBoundingClientRect().right]")
         assert wrap[0] > wrap[1] and wrap[2] <= 1000, wrap
