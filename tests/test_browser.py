@@ -366,6 +366,37 @@ def test_every_section_of_the_app_fits_a_laptops_width_once_used(tmp_path, lang,
         assert wrap[0] > wrap[1] and wrap[2] <= 1000, wrap
 
 
+def test_every_control_the_keyboard_reaches_in_the_app_shows_where_it_is(tmp_path):
+    """A focused button had a 1 px light-blue line inside its edge (invisible on the blue Run buttons) and a focused
+    menu none: a reader on the keyboard alone could not see which control Enter would press. Every stop the Tab key
+    reaches has a ring of 2 px or more, outside the control, dark enough against the page's white (3:1 at least)."""
+    _need_browser()
+    port = _free_port()
+    cmd, env = _app(port, AGENTLAB_REVIEW_DIR=str(tmp_path / "review"))
+    with _server(cmd, env, f"tcp://127.0.0.1:{port}", tmp_path / "voila.log", cwd=ROOT), \
+            _browser(tmp_path, "voila-focus", locale="en-US", local_only=True) as page:
+        page.goto(f"http://127.0.0.1:{port}/?token={TOKEN}", timeout=120_000)
+        page.locator(".widget-upload").last.wait_for(timeout=120_000)
+        seen, weak = set(), []
+        for _ in range(80):
+            page.keyboard.press("Tab")
+            ring = page.evaluate("""() => { const e = document.activeElement; const s = getComputedStyle(e);
+                const lum = c => { const [r, g, b] = c.match(/[0-9.]+/g).slice(0, 3).map(v => {
+                    v = v / 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+                    return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+                return {what: `${e.tagName} ${(e.textContent || e.getAttribute('aria-label') || '').slice(0, 30)}`,
+                        page: e === document.body || !e.closest('.jp-Notebook'),
+                        style: s.outlineStyle, width: parseFloat(s.outlineWidth), offset: parseFloat(s.outlineOffset),
+                        contrast: 1.05 / (lum(s.outlineColor) + 0.05)}; }""")
+            if ring["page"]:
+                continue
+            seen.add(ring["what"])
+            if ring["style"] in ("none", "hidden") or ring["width"] < 2 or ring["offset"] < 1 or ring["contrast"] < 3:
+                weak.append(ring)
+        assert len(seen) >= 15, seen  # the Tab key went through the page's controls
+        assert not weak, weak
+
+
 @pytest.mark.parametrize("lang, locale", [("en", "en-US"), ("zh", "zh-CN")])
 def test_the_apps_text_boxes_and_lists_have_names_a_screen_reader_says(tmp_path, lang, locale):
     """The weekly review's conversation list, note, name and category boxes and the probe's tools box had only a
