@@ -11,11 +11,11 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from itertools import zip_longest
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .i18n import Lang, aside, colon, keys, t, t_or
 from .records import quick
@@ -232,11 +232,20 @@ def _told(text: str, lang: Lang = "en") -> str:
     if not isinstance(error, dict):
         return _short(text, 600)
     parts = [str(error.get("message", ""))]
-    parts += [f"{p.get('field')}{colon(lang)}{p.get('reason')}" + (aside(p["hint"], lang) if p.get("hint") else "")
-              for p in error.get("problems", []) if isinstance(p, dict)]
+    told = (_problem_told(p, lang) for p in error.get("problems", []) if isinstance(p, dict))
+    parts += [x for x in told if x not in parts[0]]  # a refusal's message already says its whole-call problem
     if error.get("hint"):
         parts.append(str(error["hint"]))
     return " · ".join(x for x in parts if x)
+
+
+def _problem_told(p: Mapping[str, Any], lang: Lang) -> str:
+    """One problem as a trace cell says it: where, what, and its hint. A problem with the whole call (``$``, a
+    business rule such as an order that does not exist) is its hint alone: "$：rule（找不到这个订单）" read as code."""
+    hint = str(p.get("hint") or "")
+    if p.get("field") in ("$", "", None) and hint:
+        return hint
+    return f"{p.get('field')}{colon(lang)}{p.get('reason')}" + (aside(hint, lang) if hint else "")
 
 
 def to_html(events: Iterable[Event], title: str = "", lang: Lang = "en") -> str:

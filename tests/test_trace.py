@@ -1,4 +1,5 @@
 import json
+import re
 
 import pytest
 from typography import ascii_colons
@@ -64,6 +65,24 @@ def test_a_structured_error_is_shown_whole_in_a_trace_did_you_mean_included():
         for hint in (json.loads(told)["error"].get("hint"),
                      *[p["hint"] for p in json.loads(told)["error"].get("problems", [])]):
             assert hint.replace("'", "&#x27;") in html  # every hint, whole
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_problem_with_the_whole_call_is_said_once_in_words_never_as_its_json_path(lang):
+    """The retail desk's refusal read "…找不到这个订单 · $：rule（找不到这个订单）": the JSON path of the whole call and the
+    problem's code, and the refusal twice."""
+    from agentlab.errors import make_error, render
+    from agentlab.tools import rule
+    from agentlab.trace import Event
+    said = {"en": "no order has that number", "zh": "找不到这个订单"}[lang]
+    error = make_error("INVALID_ARGS", problems=[rule("$", "no order has that number", "找不到这个订单"),
+                                                 rule("amount", "must not exceed 199.0", "不能超过 199.0")])
+    event = Event(run_id="r", session_id="s", turn_id=1, round_index=1, kind="tool", tool_name="get_order",
+                  args_raw='{"order_id": "A9"}', parse_ok=True, validate_ok=False, error_code="INVALID_ARGS",
+                  model_visible=render(error, lang))
+    shown = re.sub(r"<[^>]+>", "", side_by_side_html([event], [event], lang=lang))  # the words, not the tooltips
+    assert shown.count(said) == 2 and "$" not in shown, shown  # once in each of the two cells
+    assert "amount" in shown  # a problem with one field still names it
 
 
 def test_two_runs_side_by_side_speak_the_readers_language():
