@@ -1085,7 +1085,7 @@ def postbuild(prefix: Path, py: str = sys.executable) -> int:
     out, which pip installed, removed again."""
     import shutil
     remove_left_out(py)  # pip installed them: it has no overrides
-    for src in JUPYTER_SETTINGS.rglob("*.json"):
+    for src in [*JUPYTER_SETTINGS.rglob("*.json"), *JUPYTER_SETTINGS.glob("*.py")]:  # voila.py: a hook, not JSON
         dest = prefix / "etc" / "jupyter" / src.relative_to(JUPYTER_SETTINGS)
         dest.parent.mkdir(parents=True, exist_ok=True)
         if dest.exists() and dest.name == "page_config.json":  # merge: other extensions may have disabled theirs

@@ -239,7 +239,8 @@ def binder_environment() -> Path:
         postbuild = next(ast.get_source_segment(run_py, f) or "" for f in ast.parse(run_py).body
                          if isinstance(f, ast.FunctionDef) and f.name == "postbuild")
         digest.update(postbuild.encode())
-        settings = sorted(p.relative_to(CHECKOUT).as_posix() for p in (CHECKOUT / "etc" / "jupyter").rglob("*.json"))
+        settings = sorted(p.relative_to(CHECKOUT).as_posix() for p in (CHECKOUT / "etc" / "jupyter").rglob("*")
+                          if p.suffix in (".json", ".py"))
         for rel in ("binder/requirements.txt", "binder/postBuild", "constraints.txt", "pyproject.toml", *settings):
             digest.update(rel.encode() + b"\0" + (CHECKOUT / rel).read_bytes())
         packages = BINDER / ".packages"

@@ -366,6 +366,40 @@ def test_every_section_of_the_app_fits_a_laptops_width_once_used(tmp_path, lang,
         assert wrap[0] > wrap[1] and wrap[2] <= 1000, wrap
 
 
+def test_a_reloaded_app_page_ends_the_kernel_it_had(tmp_path):
+    """Each page of the app starts a kernel, which the page asks the server to end as it closes. The request was
+    refused (403: the page had no XSRF cookie, made too late in Voila's streamed page to be set), so every reload left
+    a kernel running a quarter of an hour, until the idle cull: a room of people reloading filled the machine."""
+    _need_browser()
+    port = _free_port()
+    cmd, env = _app(port)
+
+    def kernels(server: int) -> set[int]:  # the kernels the server runs: its children running ipykernel
+        found = set()
+        for proc in Path("/proc").iterdir():
+            with suppress(OSError, ValueError, IndexError):
+                stat = (proc / "stat").read_text()
+                if int(stat[stat.rindex(")") + 2:].split()[1]) == server \
+                        and b"ipykernel" in (proc / "cmdline").read_bytes():
+                    found.add(int(proc.name))
+        return found
+
+    with _server(cmd, env, f"tcp://127.0.0.1:{port}", tmp_path / "voila.log", cwd=ROOT) as server, \
+            _browser(tmp_path, "voila-reload", locale="en-US", local_only=True) as page:
+        page.goto(f"http://127.0.0.1:{port}/?token={TOKEN}", timeout=120_000)
+        page.locator(".widget-upload").last.wait_for(timeout=120_000)
+        first = kernels(server.pid)
+        assert len(first) == 1, first
+        for _ in range(2):
+            page.reload()
+            page.locator(".widget-upload").last.wait_for(timeout=120_000)
+        deadline = time.time() + 20
+        while time.time() < deadline and len(kernels(server.pid)) > 1:
+            time.sleep(0.5)
+        left = kernels(server.pid)
+        assert len(left) == 1 and not left & first, (first, left)
+
+
 def test_every_control_the_keyboard_reaches_in_the_app_shows_where_it_is(tmp_path):
     """A focused button had a 1 px light-blue line inside its edge (invisible on the blue Run buttons) and a focused
     menu none: a reader on the keyboard alone could not see which control Enter would press. Every stop the Tab key

@@ -439,6 +439,12 @@ def test_postbuild_puts_the_settings_where_that_environments_jupyter_reads_them(
     assert list((tmp_path / "mpl").glob("fontlist-*.json"))  # the cache a participant's first plot would build
     assert done.stdout.strip() == "", done.stdout  # a bare "94" (the fonts counted) read as an error in Binder's log
     assert config.ServerApp.contents_manager_class == "agentlab.workbook.lab.ContentsManager"
+    # Voila's hook, a function JSON cannot hold, comes too (a page's kernel ended when the page closes)
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from agentlab.workbook.pm_app import xsrf_first
+    voila = PyFileConfigLoader("voila.py", path=str(prefix / "etc" / "jupyter")).load_config()
+    assert voila.VoilaConfiguration.prelaunch_hook is xsrf_first
 
 
 def test_in_an_image_without_a_venv_the_check_looks_at_this_python(tmp_path, monkeypatch):
