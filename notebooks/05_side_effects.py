@@ -165,25 +165,34 @@ print(f"{label('after resolving', LANG)}{colon(LANG)}{label(r.status, LANG)} | {
 # `NEEDS_APPROVAL` (not retryable). Approving runs exactly the approved arguments, exactly once.
 
 # %%
-store = SQLiteStore(Path(tmp.name) / "approvals.db")
+# a folder of its own, new each time: run again, this cell starts from an empty store, not from its last decision
+held_in = tempfile.TemporaryDirectory()
+store = SQLiteStore(Path(held_in.name) / "approvals.db")
 desk, reg = aftersales.SCENARIO.setup(LANG)
 plan = [("get_order", {"order_id": "A1003"}),
         ("create_refund", {"order_id": "A1003", "amount": 2499.0, "reason": "user_cancel"})]
-run = run_guarded(SelfCorrectingModel(plan, "Refunded."), reg, "Refund A1003", store=store, sleep=lambda s: None)
+run = run_guarded(SelfCorrectingModel(plan, t("nb05.said.refunded", LANG)), reg, "Refund A1003", store=store, sleep=lambda s: None)
 print(f"{label(run.status, LANG)} | {run.answer} | {label('refunds so far', LANG)}{colon(LANG)}{len(desk.refunds)}")
 desk_widget = ApprovalDesk(store, reg, lang=LANG)
 desk_widget
 
 # %% [markdown]
-# Click **Approve** or **Reject** above. Headless, the same thing in code: approving twice runs once.
+# Click **Approve** or **Reject** above. Headless, the same thing in code, on a request of its own held the same way
+# (what you clicked above does not change it): approving twice runs once.
 
 # %%
-first = approve(store, reg, run.pending[0])
-second = approve(store, reg, run.pending[0])
+# a request of its own, held the same way in a store of its own: whatever was clicked above, this shows the same thing
+in_code = tempfile.TemporaryDirectory()
+desk2, reg2 = aftersales.SCENARIO.setup(LANG)
+store2 = SQLiteStore(Path(in_code.name) / "approvals.db")
+held = run_guarded(SelfCorrectingModel(plan, t("nb05.said.refunded", LANG)), reg2, "Refund A1003", store=store2,
+                   sleep=lambda s: None)
+first = approve(store2, reg2, held.pending[0])
+second = approve(store2, reg2, held.pending[0])
 yes_no = {True: label("yes", LANG), False: label("no", LANG)}
 print(f"{label('first approval ran', LANG)}{colon(LANG)}{yes_no[first.ran]} | "
       f"{label('second approval ran', LANG)}{colon(LANG)}{yes_no[second.ran]} | "
-      f"{label('refunds', LANG)}{colon(LANG)}{len(desk.refunds)}")
+      f"{label('refunds', LANG)}{colon(LANG)}{len(desk2.refunds)}")
 
 # %% [markdown]
 # ## The last step, written apart

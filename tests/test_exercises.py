@@ -562,3 +562,20 @@ def test_a_typed_answer_is_quoted_back_in_the_readers_quotation_marks():
     assert "你的答案是 “第二次”" in str(check_answer("第二次", "lost_reply", why="-", hint=hint, lang="zh"))
     assert "you said 'second'" in str(check_answer("second", "lost_reply", why="-", hint=hint, lang="en"))
     assert "'a\\nb'" in str(check_answer("a\nb", "lost_reply", why="-", hint=hint, lang="zh"))  # escapes kept
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_fault_of_the_table_named_wrongly_in_notebook_00_is_told_why_it_is_not_the_one(lang):
+    """"duplicate_call" (two refunds in the naive column, asked twice by the model) heard the hint repeated, not why:
+    each wrong fault named is told its side and its naive refunds, from its own run."""
+    from agentlab.i18n import t
+    from agentlab.workbook.demo import compare_loops
+    from agentlab.workbook.exercises import double_refund_fault
+    for fault, side in (("duplicate_call", "model"), ("flaky_tool", "tool"), (t("fault.repeat_call", lang), "model")):
+        name = "repeat_call" if side == "model" and fault != "duplicate_call" else fault
+        said = str(double_refund_fault(fault, lang=lang))
+        n = len(compare_loops(name).naive_state["refunds"])
+        assert said.startswith("✗") and t(f"exercise.said.not_it_{side}", lang, fault=name, n=n)[1:] in said, said
+    plain = str(double_refund_fault("something else", lang=lang))  # not a fault of the table: the hint alone
+    hint = t("exercise.said.find_the_tool_side", lang).lower()
+    assert plain.lower().endswith(hint) and "side (" not in plain and "侧故障（" not in plain, plain

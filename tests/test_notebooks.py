@@ -20,6 +20,7 @@ import pytest
 from conftest import DATASETS, ROOT, need
 from exercise_solutions import SOLUTIONS, SOLUTIONS_ZH
 from nbclient import NotebookClient
+from nbclient.util import run_sync
 from typography import english_list_cells, english_punctuation, untranslated_items
 
 from agentlab.i18n import label_glossary
@@ -142,9 +143,36 @@ def with_solution(nb, stem: str, *, zh: bool = False) -> int | None:
 SLOW_RUN = 90.0
 
 
-def _run(nb, **kw) -> None:
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+class _Again(NotebookClient):
+    """A learner's way back: once every cell ran, each cell that showed a widget is run again in the same kernel,
+    and the code cell after it (the copies are appended to the notebook, their outputs kept there). Notebook 05's
+    approval cell reopened the store its last run had left: its held refund was found approved, the model's English
+    last words ("Refunded.") were shown, and the next cell raised IndexError."""
+
+    async def async_execute(self, reset_kc: bool = False, **kwargs):
+        async with self.async_setup_kernel(**kwargs):
+            for index, cell in enumerate(list(self.nb.cells)):
+                await self.async_execute_cell(cell, index, execution_count=self.code_cells_executed + 1)
+            code = [i for i, c in enumerate(self.nb.cells) if c.cell_type == "code"]
+            shown = [i for i in code if any(WIDGET_VIEW in o.get("data", {}) for o in self.nb.cells[i].outputs)]
+            for i in shown:
+                for j in (i, *[k for k in code if k > i][:1]):
+                    again = nbformat.v4.new_code_cell(self.nb.cells[j].source, metadata={"again_of": j})
+                    self.nb.cells.append(again)
+                    await self.async_execute_cell(again, len(self.nb.cells) - 1,
+                                                  execution_count=self.code_cells_executed + 1)
+            self.set_widgets_metadata()
+        return self.nb
+
+    execute = run_sync(async_execute)  # the base class's is bound to its own coroutine
+
+
+def _run(nb, again: bool = False, **kw) -> None:
     """``NotebookClient(nb, **kw).execute()``, timed: a slow run warns with its slowest cells and the time outside
-    them (the kernel's start and stop)."""
+    them (the kernel's start and stop). ``again``: then each widget's cell and the one after it again (:class:`_Again`)."""
     import time
     import warnings
     from datetime import UTC, datetime
@@ -153,7 +181,7 @@ def _run(nb, **kw) -> None:
     kw.setdefault("kernel_manager_class", kernels.KernelManager)
     started, wall, late = time.monotonic(), datetime.now(UTC), kernels.late_messages()
     try:
-        NotebookClient(nb, **kw).execute()
+        (_Again if again else NotebookClient)(nb, **kw).execute()
     finally:
         took = time.monotonic() - started
         if kernels.late_messages() > late:  # each one a wait that, unsliced, would have lasted its whole timeout
@@ -205,11 +233,21 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path, participant_ker
         nb.cells.append(nbformat.v4.new_code_cell(
             "from agentlab.i18n import missing_labels\nprint('MISSING', sorted(missing_labels()))"))
     env_backend = os.environ.pop("MPLBACKEND", None)  # never let a headless backend leak into the kernel
+    before = len(nb.cells)
     try:
-        _run(nb, timeout=CELL_TIMEOUT, **participant_kernel, resources={"metadata": {"path": str(path.parent)}})
+        _run(nb, again=lesson, timeout=CELL_TIMEOUT, **participant_kernel,
+             resources={"metadata": {"path": str(path.parent)}})
     finally:
         if env_backend is not None:
             os.environ["MPLBACKEND"] = env_backend
+    agains = nb.cells[before:]  # each widget's cell and the next, run again (_Again): said apart from the first run
+    del nb.cells[before:]
+    for c in agains:
+        for o in c.get("outputs", []):
+            assert o.get("output_type") != "error", (path.name, "run again", c.source[:300], o.get("evalue"))
+            if zh and path.stem not in RECORDED_IN_ENGLISH and o.get("name") == "stdout":
+                assert not english_prose(o.get("text", "")), (path.name, "run again", o.get("text", "")[:300])
+    assert agains or path.stem != "05_side_effects", "notebook 05's approval desk was not run again"
     left = sorted(p.name for p in scratch.iterdir())
     assert not left, f"{path.name} left {left} in the temporary folder after its kernel ended"
     produced = {mime for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])

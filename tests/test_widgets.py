@@ -119,6 +119,27 @@ def test_approval_desk_buttons():
     assert "已拒绝" in w2.status.value and store2.approvals()[0].state == "rejected"
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_request_decided_after_the_desk_was_drawn_is_said_as_decided_never_decided_again(lang):
+    """Notebook 05 approves its held refund in code after drawing the desk: the desk still offered it, Reject then
+    said "rejected: the next turn will be told why" of a refund already paid, and Approve "approved: ran once" though
+    nothing ran."""
+    from agentlab import approve
+    from agentlab.i18n import t
+    plan = [("create_refund", {"order_id": "A1003", "amount": 2499.0, "reason": "user_cancel"})]
+    for button in ("reject", "approve"):
+        store = MemoryStore()
+        desk, reg = aftersales.SCENARIO.setup(lang)
+        held = run_guarded(SelfCorrectingModel(plan, "ok"), reg, "x", store=store, sleep=lambda s: None).pending[0]
+        w = ApprovalDesk(store, reg, lang=lang)
+        assert approve(store, reg, held).ran and len(desk.refunds) == 1  # decided elsewhere, the desk still drawn
+        assert w.choice.value == held
+        getattr(w, button).click()
+        assert t("ui.already_approved", lang, id=held) in w.status.value.replace("&#x27;", "'"), w.status.value
+        assert store.get_approval(held).state == "approved" and len(desk.refunds) == 1
+        assert w.choice.options == () and t("ui.none_pending", lang) in w.status.value
+
+
 def test_pm_app_in_both_languages_without_code():
     app = PMApp()
     app.fault.value = "leaky_tool"

@@ -479,12 +479,23 @@ def _double_refund_truth() -> tuple[str, ...]:
 @_reports("00")
 def double_refund_fault(given: str | None, lang: Lang = "en") -> Feedback:
     """00: the fault that makes the naive loop refund twice though the model asked once."""
+    from ..models.faults import FAULTS
+    from .demo import compare_loops
     truth = _double_refund_truth()
     # the fault as the table names it (lost_reply), or as its "fault" column says it in either language
     right = [*truth, *(t(f"fault.{f}", lg) for f in truth for lg in LANGS)]
-    return check_answer(given, right, lang=lang,
-                        why=both("exercise.said.the_refund_went_through"),
-                        hint=both("exercise.said.find_the_tool_side"))
+    hint = both("exercise.said.find_the_tool_side")
+    # another fault of the table, named: why it is not the one, from its own run ("duplicate_call" heard the hint
+    # again, though the model asked twice there)
+    named = next((f for f in FAULTS if f not in truth and isinstance(given, str) and answer_key(given) in
+                  {answer_key(f), *(answer_key(t(f"fault.{f}", lg)) for lg in LANGS)}), None)
+    if named is not None:
+        n = len(compare_loops(named).naive_state["refunds"])
+        side = "tool" if FAULTS[named].kind == "tool" else "model"
+        find = {lg: t("exercise.said.find_the_tool_side", lg) for lg in LANGS}
+        find["en"] = " " + find["en"][:1].upper() + find["en"][1:]  # a sentence of its own after the first
+        hint = {lg: t(f"exercise.said.not_it_{side}", lg, fault=named, n=n) + find[lg] for lg in LANGS}
+    return check_answer(given, right, lang=lang, why=both("exercise.said.the_refund_went_through"), hint=hint)
 
 
 @_reports("02")

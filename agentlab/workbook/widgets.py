@@ -122,8 +122,6 @@ def offer(menu: W.Widget, options: Sequence[Any], keep: Any = None) -> None:
             menu.value = keep if keep in values else values[0]
 
 
-
-
 # --- the side-by-side view ---------------------------------------------------------
 def comparison_html(c: Comparison, lang: Lang = "en") -> str:
     """Both traces, the invalid-call counts (and the calls the tool itself refused, when there are any), and the
@@ -174,7 +172,6 @@ class FaultInjector(App):
         self.last = self.run_fn(self.fault.value, at_step=self.step.value, lang=self.lang.value, config=self.config, **kw)
         self.view.value = comparison_html(self.last, self.lang.value)
         return self.last
-
 
 
 # --- the schema playground --------------------------------------------------------------
@@ -280,7 +277,6 @@ class SchemaPlayground(App):
         return self.view.value
 
 
-
 def _starter_schema(lang: Lang = "en") -> dict:
     """The playground's first schema, written in a hurry as notebook 01's is, described in the reader's language (the
     linter finds the same faults in either: a name repeated, no unit, a closed set as free text)."""
@@ -319,7 +315,6 @@ class GuardPanel(App):
         return base.without(*off)
 
 
-
 def metrics_table_html(rows: Mapping[str, Mapping[str, Any]], lang: Lang = "en") -> str:
     cols = ["task_success_rate", "invalid_call_rate", "avg_steps", "takeover_rate"]
     # beside the workbook's four, the stricter two (docs/metrics.md#two-ways-to-count), named in full in every language
@@ -355,7 +350,6 @@ class MetricsPanel(App):
                 for m in metrics}
         _show(self.plot, figure(lambda ax: plot_bars(data, ax=ax, title=t("ui.metrics", self.lang), lang=self.lang)))
         return rows
-
 
 
 # --- approvals --------------------------------------------------------------------------
@@ -397,16 +391,21 @@ class ApprovalDesk(App):
         if not self.choice.value:
             return
         lang = self.lang.value
-        if yes:
+        # the list was read when it was drawn: a request decided since (in code, in another page) is said as decided,
+        # never rejected after its refund was paid, nor "approved: ran once" when nothing ran
+        held = self.store.get_approval(self.choice.value)
+        if held is not None and held.state in ("approved", "rejected"):
+            msg = t(f"ui.already_{held.state}", lang, id=held.id)
+        elif yes:
             d = approve(self.store, self.registry, self.choice.value)
-            msg = t("ui.approved", lang, result=json.dumps(d.data, ensure_ascii=False)) if d.error is None \
-                else t("ui.approval_failed", lang, error=d.error.text(lang))
+            result = json.dumps(d.data, ensure_ascii=False)
+            msg = t("ui.approval_failed", lang, error=d.error.text(lang)) if d.error is not None \
+                else t("ui.approved" if d.ran else "ui.approved_before", lang, result=result)
         else:
             reject(self.store, self.choice.value, self.reason.value)
             msg = t("ui.rejected", lang)
         self.said = html.escape(msg)
         self.refresh()
-
 
 
 #: A recording cannot react to what it is told: only faults the loop handles without the model's help

@@ -159,25 +159,34 @@ print(f"{label('after resolving', LANG)}{colon(LANG)}{label(r.status, LANG)} | {
 # 审批通过时，执行的恰好是被批准的那组参数，而且恰好执行一次。
 
 # %%
-store = SQLiteStore(Path(tmp.name) / "approvals.db")
+# 每次运行都用一个新文件夹：重跑这个单元格时，存储是空的，而不是上一次的审批结果
+held_in = tempfile.TemporaryDirectory()
+store = SQLiteStore(Path(held_in.name) / "approvals.db")
 desk, reg = aftersales.SCENARIO.setup(LANG)
 plan = [("get_order", {"order_id": "A1003"}),
         ("create_refund", {"order_id": "A1003", "amount": 2499.0, "reason": "user_cancel"})]
-run = run_guarded(SelfCorrectingModel(plan, "Refunded."), reg, "Refund A1003", store=store, sleep=lambda s: None)
+run = run_guarded(SelfCorrectingModel(plan, t("nb05.said.refunded", LANG)), reg, "Refund A1003", store=store, sleep=lambda s: None)
 print(f"{label(run.status, LANG)} | {run.answer} | {label('refunds so far', LANG)}{colon(LANG)}{len(desk.refunds)}")
 desk_widget = ApprovalDesk(store, reg, lang=LANG)
 desk_widget
 
 # %% [markdown]
-# 点击上面的 **批准** 或 **拒绝**。不用界面时，在代码里做同样的事：批准两次，只执行一次。
+# 点击上面的 **批准** 或 **拒绝**。不用界面时，在代码里做同样的事（用一个单独挂起的请求，上面点了什么都不影响它）：
+# 批准两次，只执行一次。
 
 # %%
-first = approve(store, reg, run.pending[0])
-second = approve(store, reg, run.pending[0])
+# 一个单独的请求，用同样的方式在它自己的存储里挂起：不管上面点了什么，这里演示的都是同一件事
+in_code = tempfile.TemporaryDirectory()
+desk2, reg2 = aftersales.SCENARIO.setup(LANG)
+store2 = SQLiteStore(Path(in_code.name) / "approvals.db")
+held = run_guarded(SelfCorrectingModel(plan, t("nb05.said.refunded", LANG)), reg2, "Refund A1003", store=store2,
+                   sleep=lambda s: None)
+first = approve(store2, reg2, held.pending[0])
+second = approve(store2, reg2, held.pending[0])
 yes_no = {True: label("yes", LANG), False: label("no", LANG)}
 print(f"{label('first approval ran', LANG)}{colon(LANG)}{yes_no[first.ran]} | "
       f"{label('second approval ran', LANG)}{colon(LANG)}{yes_no[second.ran]} | "
-      f"{label('refunds', LANG)}{colon(LANG)}{len(desk.refunds)}")
+      f"{label('refunds', LANG)}{colon(LANG)}{len(desk2.refunds)}")
 
 # %% [markdown]
 # ## 最后一步，单独来写
