@@ -568,8 +568,10 @@ LAB_SETTINGS = {"zh": ROOT / "etc" / "lab-zh"}
 
 
 def lab_options(lang: str) -> list[str]:
-    """JupyterLab's options for a language: for zh, the settings folder whose overrides choose the zh_CN pack."""
-    return [f"--LabApp.app_settings_dir={LAB_SETTINGS[lang]}"] if lang in LAB_SETTINGS else []
+    """JupyterLab's options for a language: its notebooks' folder, where the file browser starts (notebooks/zh for zh);
+    for zh, the settings folder whose overrides choose the zh_CN pack."""
+    start = [f"--ContentsManager.preferred_dir=notebooks{'/zh' if lang == 'zh' else ''}"]
+    return start + ([f"--LabApp.app_settings_dir={LAB_SETTINGS[lang]}"] if lang in LAB_SETTINGS else [])
 
 
 def _has_display() -> bool:
@@ -1096,10 +1098,11 @@ def postbuild(prefix: Path, py: str = sys.executable) -> int:
             dest.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
         else:
             shutil.copyfile(src, dest)
-    copy = prefix / "share" / "agentlab" / "notebooks"
-    if copy.exists():
-        shutil.rmtree(copy)
-    shutil.copytree(ROOT / "notebooks", copy, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    for folder in ("notebooks", "docs"):  # the guides too: the notebooks' links lead there (../docs/course.md)
+        copy = prefix / "share" / "agentlab" / folder
+        if copy.exists():
+            shutil.rmtree(copy)
+        shutil.copytree(ROOT / folder, copy, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
     warm = ("import matplotlib; matplotlib.use('Agg'); import matplotlib.font_manager as fm; "
             "from agentlab.resources import CJK_FILES; from pathlib import Path; "
             "[fm.fontManager.addfont(p) for p in CJK_FILES if Path(p).exists()]; "
@@ -1199,9 +1202,10 @@ def _command(cmd: str, rest: list[str]) -> int:
         py = setup("requirements.txt")
         as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
         lang = str(opts.get("lang", "en"))  # the Chinese notebooks when asked for by name (the locale says the menus')
-        folder = ROOT / "notebooks" / ("zh" if lang == "zh" else "")
-        return become([str(py), "-m", "jupyter", "lab", *as_root, *lab_options(lang), *rest], cwd=folder,
-                               env={**os.environ, **lab_env()})
+        # served from the checkout, so that the notebooks' links to the guides open (../docs/course.md: above a
+        # server rooted at notebooks/, each was a 404), the file browser starting on the reader's notebooks
+        return become([str(py), "-m", "jupyter", "lab", *as_root, *lab_options(lang), *rest], cwd=ROOT,
+                      env={**os.environ, **lab_env()})
     if cmd == "check":
         return check(rest, lang=lang)
     if cmd == "postbuild":  # binder/postBuild: python run.py postbuild --prefix ENV

@@ -74,6 +74,9 @@ def test_a_participants_home_is_prepared_as_them_and_their_symlinks_lead_nowhere
         (source / "zh").mkdir(parents=True)
         for rel in ("00_a.ipynb", "01_b.ipynb", "zh/00_a.ipynb"):
             (source / rel).write_text("{}")
+        (base / "docs" / "zh").mkdir(parents=True)  # the guides the notebooks link to, beside them
+        for rel in ("course.md", "zh/course.md"):
+            (base / "docs" / rel).write_text("# guide")
         outside = base / "etc"  # root's, 0755: what /etc is
         outside.mkdir()
         for case in ("folder", "file", "kernels", "tmp"):
@@ -93,10 +96,10 @@ def test_a_participants_home_is_prepared_as_them_and_their_symlinks_lead_nowhere
             assert sorted(p.name for p in outside.iterdir()) == [], case  # nothing made there
             assert outside.stat().st_uid == 0 and outside.stat().st_mode & 0o777 == 0o755, case
             if case == "file":
-                assert copied == ["01_b.ipynb", "zh/00_a.ipynb"]
+                assert copied == ["notebooks/01_b.ipynb", "notebooks/zh/00_a.ipynb", "docs/course.md", "docs/zh/course.md"]
                 assert (home / "notebooks" / "01_b.ipynb").stat().st_uid == NOBODY
-            if case == "folder":
-                assert copied == []  # the folder is not theirs to write in: nothing copied, nothing raised
+            if case == "folder":  # the folder is not theirs to write in: nothing copied there, nothing raised
+                assert [c for c in copied if c.startswith("notebooks/")] == []
             if case in ("kernels", "tmp"):  # the link set aside as it is, their own folder made in its place: their
                 made = (home / f".{case}").lstat()  # next start works (before, it was refused: ~/.tmp not a folder)
                 assert made.st_uid == NOBODY and oct(made.st_mode) == "0o40700", case
@@ -105,7 +108,9 @@ def test_a_participants_home_is_prepared_as_them_and_their_symlinks_lead_nowhere
         home = base / "home-plain"
         home.mkdir()
         os.chown(home, NOBODY, NOBODY)
-        assert len(prepare_home(source, home, NOBODY, NOBODY)) == 3
+        assert len(prepare_home(source, home, NOBODY, NOBODY)) == 5
+        # a notebook's link to its guide opens in the home as in the checkout (../../docs/zh/course.md from notebooks/zh)
+        assert (home / "notebooks" / "zh" / ".." / ".." / "docs" / "zh" / "course.md").read_text() == "# guide"
         assert (home / ".kernels").stat().st_uid == NOBODY and (home / ".kernels").stat().st_mode & 0o777 == 0o700
         assert prepare_home(source, home, NOBODY, NOBODY) == []  # their copies stay theirs
     finally:

@@ -534,3 +534,38 @@ def test_english_prose_names_a_column_the_table_has():
             if name not in glossary:
                 found.append(f"{path.name}: {name!r}")
     assert not found, "\n".join(found)
+
+
+def test_every_link_of_a_notebook_opens_wherever_a_learner_runs_it():
+    """A notebook's link to a guide (``../docs/course.md``, ``../../docs/zh/course.md``) is opened by the learner's
+    Jupyter server, within its root. ``python run.py lab`` served notebooks/ (notebooks/zh/ in Chinese): every such
+    link was a 404 above the root; a hub's home held the notebooks and no guide. Each link must lead to a file in the
+    checkout (``run.py lab`` and Binder serve it whole) and in a participant's home (the hub's copy, and the cloud
+    image's, both made from ``notebooks/`` and ``docs/``)."""
+    import posixpath
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    try:
+        import run
+    finally:
+        sys.path.remove(str(ROOT))
+    from agentlab.hub.users import _files
+    home = {rel for _, rel in _files(NB_DIR)}
+    assert run.lab_options("zh")[0].endswith("=notebooks/zh") and run.lab_options("en")[0].endswith("=notebooks")
+    assert "for f in notebooks docs; do" in (ROOT / "deploy" / "z2jh" / "values.yaml").read_text()  # the cloud image's copy
+    checked = 0
+    for nb_path in [*NB_DIR.glob("*.ipynb"), *ZH_DIR.glob("*.ipynb")]:
+        rel_nb = nb_path.relative_to(ROOT).as_posix()
+        for cell in nbformat.read(nb_path, as_version=4).cells:
+            if cell.cell_type != "markdown":
+                continue
+            for href in re.findall(r"\]\(([^)\s]+)\)", cell.source):
+                file = href.partition("#")[0]
+                if not file or re.match(r"[a-z]+:", file):
+                    continue
+                target = posixpath.normpath(posixpath.join(posixpath.dirname(rel_nb), file))
+                assert (ROOT / target).is_file() and not target.startswith(".."), (rel_nb, href)
+                assert target in home, f"{rel_nb} links to {href}: a participant's home has no {target}"
+                checked += 1
+    assert checked > 100, checked  # the guides are linked from every notebook

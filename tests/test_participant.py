@@ -6,6 +6,7 @@ JupyterLab itself in Chinese on the Chinese notebooks.
 """
 import json
 import os
+import re
 import subprocess
 import urllib.request
 
@@ -74,15 +75,20 @@ def test_lab_in_chinese_opens_jupyterlab_itself_in_chinese_on_the_chinese_notebo
         assert "zh_CN" in packs, sorted(packs)
         menus = _get(f"{base}/lab/api/translations/zh_CN?token={token}")["data"]
         assert "文件" in json.dumps(menus, ensure_ascii=False)  # the File menu, in the pack's own words
-        listed = [x["name"] for x in _get(f"{base}/api/contents?token={token}")["content"]]
-        assert "00_start_here.ipynb" in listed and "zh" not in listed  # the Chinese folder is the root
+        # the file browser starts on the Chinese notebooks; the server's root is the checkout, where the notebooks'
+        # links to the guides lead (../../docs/zh/course.md was a 404 above a server rooted at notebooks/zh)
+        page = urllib.request.urlopen(f"{base}/lab?token={token}", timeout=30).read().decode()
+        assert '"preferredPath": "notebooks/zh"' in page, re.findall(r'"preferredPath": "[^"]*"', page)
+        assert "00_start_here.ipynb" in [x["name"] for x in _get(f"{base}/api/contents/notebooks/zh?token={token}")["content"]]
+        assert _get(f"{base}/api/contents/docs/zh/course.md?token={token}")["type"] == "file"
     finally:
         stop_group(proc)
     proc, base, token, _ = participant.start_lab([])
     try:  # English stays the default: nothing chosen, so JupyterLab follows its own default
         plugin = _get(f"{base}/lab/api/settings/@jupyterlab/translation-extension:plugin?token={token}")
         assert plugin["schema"]["properties"]["locale"]["default"] == "default"
-        assert "zh" in [x["name"] for x in _get(f"{base}/api/contents?token={token}")["content"]]
+        assert "zh" in [x["name"] for x in _get(f"{base}/api/contents/notebooks?token={token}")["content"]]
+        assert '"preferredPath": "notebooks"' in urllib.request.urlopen(f"{base}/lab?token={token}", timeout=30).read().decode()
     finally:
         stop_group(proc)
 
@@ -100,7 +106,7 @@ def test_a_notebook_opened_and_closed_untouched_asks_nothing(participant_python,
     proc, base, token, _ = participant.start_lab(["--lang", "zh", "--expose-app-in-browser"])
     try:
         with _browser(tmp_path, "lab-untouched") as page:
-            page.goto(f"{base}/lab/tree/{name}?reset&token={token}")
+            page.goto(f"{base}/lab/tree/notebooks/zh/{name}?reset&token={token}")
             page.wait_for_function("() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
                                    " const k = w && w.sessionContext && w.sessionContext.session"
                                    " && w.sessionContext.session.kernel; return k && k.status === 'idle' }",

@@ -75,7 +75,7 @@ def ensure_account(account: str, home: Path) -> pwd.struct_passwd:
 # O_EXCL | O_NOFOLLOW: even their own links are not followed.
 _AS_PARTICIPANT = r"""
 import json, os, stat, sys, time
-source, home, rels = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+home, files = sys.argv[1], json.loads(sys.argv[2])
 os.umask(0o077)
 copied = []
 for private in (".kernels", ".tmp"):
@@ -97,13 +97,13 @@ for private in (".kernels", ".tmp"):
             os.close(fd)
     except OSError:
         pass
-for rel in rels:
-    dst = os.path.join(home, "notebooks", rel)
+for src_path, rel in files:
+    dst = os.path.join(home, rel)
     try:
         if os.path.lexists(dst):
             continue
         os.makedirs(os.path.dirname(dst), exist_ok=True)
-        with open(os.path.join(source, rel), "rb") as src:
+        with open(src_path, "rb") as src:
             data = src.read()
         fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         with os.fdopen(fd, "wb") as out:
@@ -120,20 +120,30 @@ def _notebooks(source: Path) -> list[str]:
             if ".ipynb_checkpoints" not in src.relative_to(source).parts]
 
 
+def _files(source: Path) -> list[tuple[str, str]]:
+    """(where from, where in the home) of each file a participant gets: the notebooks into ``notebooks/``, and the
+    guides beside them (``docs/*.md``, ``docs/zh/*.md``, from the folder next to ``source``) into ``docs/``, where the
+    notebooks' links lead (``../docs/course.md``, ``../../docs/zh/course.md``): without them every such link
+    opened nothing."""
+    docs = source.parent / "docs"
+    guides = sorted([*docs.glob("*.md"), *docs.glob("zh/*.md")]) if docs.is_dir() else []
+    return ([(str(source / rel), f"notebooks/{rel}") for rel in _notebooks(source)]
+            + [(str(g), f"docs/{g.relative_to(docs).as_posix()}") for g in guides])
+
+
 def prepare_home(source: Path, home: Path, uid: int, gid: int) -> list[str]:
-    """Copy every notebook (and its Chinese twin) the participant does not have, and make their kernels' socket
-    folder (``.kernels``) and their temporary folder (``.tmp``), mode 0700; the notebooks copied. Their edits stay
-    theirs.
+    """Copy every notebook (and its Chinese twin) and guide the participant does not have (:func:`_files`), and make
+    their kernels' socket folder (``.kernels``) and their temporary folder (``.tmp``), mode 0700; the files copied,
+    as paths in their home. Their edits stay theirs.
 
     A notebook they delete comes back fresh at their server's next start; that is the "fresh copy" path.
-    Only ``*.ipynb`` files are copied: the paired ``.py`` sources, and any notes for the trainer, stay out.
+    Only the notebooks (``*.ipynb``) and the guides are copied: the paired ``.py`` sources, and any notes for the trainer, stay out.
     Everything is done by a child process that is the participant (their uid and gid, no other group) before it
     touches anything: a symlink they plant in their home then leads only where they could go themselves, never
     where root can (root following ``~/notebooks -> /etc`` would have made /etc theirs)."""
     import json
     import sys
-    done = subprocess.run([sys.executable, "-I", "-c", _AS_PARTICIPANT, str(source), str(home),
-                           json.dumps(_notebooks(source))], user=uid, group=gid, extra_groups=[], cwd="/",
+    done = subprocess.run([sys.executable, "-I", "-c", _AS_PARTICIPANT, str(home), json.dumps(_files(source))], user=uid, group=gid, extra_groups=[], cwd="/",
                           env={"PATH": os.defpath}, capture_output=True, text=True, timeout=120, check=True)
     return list(json.loads(done.stdout))
 
