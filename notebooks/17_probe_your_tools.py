@@ -89,9 +89,10 @@ with cjk_fonts():  # the labels may be Chinese: the fonts are needed when the fi
 
 # %% [markdown]
 # The scripted model repairs everything it can read, so every cell that applies is caught or repaired: this is the
-# ceiling (the grey cells are n/a, not passes). Two categories stay un-caught even so, and the report says so rather
-# than hiding it: `duplicate_call` ("same call again") and `parallel_call` ("two calls at once") on a *read* tool
-# are "harmless": a read asked twice runs twice and changes nothing, so no guard needs to stop it. On a write they are caught by the idempotency guard. Which tools
+# ceiling (the white cells are n/a, not passes; the grey ones are the harmless let-throughs below). Two categories
+# stay un-caught even so, and the report says so rather than hiding it: `duplicate_call` ("same call again") and
+# `parallel_call` ("two calls at once") on a *read* tool are "harmless": a read asked twice runs twice and changes
+# nothing, so no guard needs to stop it. On a write they are caught by the idempotency guard. Which tools
 # are reads and which are writes is guessed from the verb of the name (`cancel_`, `modify_`...), or declared by your
 # `--impl` module's `WRITES`.
 

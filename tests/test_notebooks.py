@@ -569,3 +569,17 @@ def test_every_link_of_a_notebook_opens_wherever_a_learner_runs_it():
                 assert target in home, f"{rel_nb} links to {href}: a participant's home has no {target}"
                 checked += 1
     assert checked > 100, checked  # the guides are linked from every notebook
+
+
+def test_notebook_17_names_the_colour_its_figure_gives_a_cell_that_does_not_apply():
+    """Its prose said the grey cells were n/a; in the figure n/a is near-white, and grey is a read let through."""
+    from agentlab.a11y import NEUTRALS
+    from agentlab.evals.probe_report import VERDICT_COLORS
+    words = {"white": ("white", "白色"), "grey": ("grey", "灰色"), "light_grey": ("light grey", "浅灰色")}
+    colour = next(k for k, v in NEUTRALS.items() if v == VERDICT_COLORS["n/a"])
+    harmless = next(k for k, v in NEUTRALS.items() if v == VERDICT_COLORS["harmless"])
+    for path, at in ((NB_DIR, 0), (ZH_DIR, 1)):
+        prose = (path / "17_probe_your_tools.py").read_text(encoding="utf-8")
+        said = re.search(r"the (\w+(?: \w+)?) cells are n/a" if at == 0 else r"([^（(，、\s]{2,3})格子是不适用", prose)
+        assert said and said.group(1) == words[colour][at], (path.name, said and said.group(0), colour)
+        assert words[harmless][at] in prose, (path.name, harmless)
