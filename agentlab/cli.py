@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .cmdline import Parser, half_width, parse, reader_lang
+from .cmdline import Parser, parse, parse_typed
 from .commands import EXTRA as _EXTRA
 from .commands import emit, load_registry
 from .i18n import LANGS, Lang, colon, joined, label, pad, t
@@ -95,23 +95,8 @@ def said_safely(message: str) -> str:
 
 
 def _parse_as_typed_or_half_width(argv: list[str]) -> tuple[argparse.Namespace | None, int, Lang]:
-    """``argv`` parsed as typed; refused so, and holding options typed with a Chinese keyboard's full-width marks
-    (``——lang``), parsed again read as half-width (:func:`agentlab.cmdline.half_width`), what was read said in a line.
-    A command line that parses as typed keeps its meaning: a value or an operand is never read again."""
-    import contextlib
-    import io
-    fixed, read = half_width(argv)
-    if not read:
-        return parse(build_parser, argv)
-    refused = io.StringIO()
-    with contextlib.redirect_stderr(refused):
-        ns, code, lang = parse(build_parser, argv)
-    if ns is not None or code == 0:
-        sys.stderr.write(refused.getvalue())  # whatever it said on the way (a warning) is still said
-        return ns, code, lang
-    for typed, now in read:
-        print(t("cli.read_half_width", reader_lang(fixed), typed=typed, read=now), file=sys.stderr)
-    return parse(build_parser, fixed)
+    """The package's command line read as typed, else with a Chinese keyboard's marks read (:func:`parse_typed`)."""
+    return parse_typed(build_parser, argv)
 
 
 def main(argv: list[str] | None = None) -> int:

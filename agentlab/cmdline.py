@@ -20,8 +20,8 @@ from typing import Any, NoReturn
 
 from .i18n import Lang, colon, columns, joined, t
 
-__all__ = ["Formatter", "Parser", "argparse_says", "count", "full_to_half", "half_width", "lang_word", "parse", "positive", "reader_lang",
-           "say_help", "speak"]
+__all__ = ["Formatter", "Parser", "argparse_says", "count", "full_to_half", "half_width", "lang_word", "parse", "parse_typed",
+           "positive", "reader_lang", "say_help", "size", "speak"]
 
 
 #: marks a line of Chinese never starts with (they close what is before them) or ends with (they open what follows)
@@ -88,6 +88,21 @@ def positive(text: str) -> int:
     return value
 
 
+def size(text: str) -> int:
+    """An option's type: a size in bytes, ``2G``, ``512M``, ``1048576`` (K, M and G are powers of 1024; a trailing B or
+    i is allowed), typed with full-width characters too (２Ｇ); a Parser says what is wrong with one in the reader's
+    language. Anything else raises ValueError."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    read = full_to_half(text).strip().upper().removesuffix("B").removesuffix("I")
+    number, unit = (read[:-1], units[read[-1]]) if read and read[-1] in units else (read, 1)
+    if not number.strip() or not all(c.isascii() for c in number):
+        raise ValueError(text)
+    value = float(number)
+    if not value >= 0 or value == float("inf"):
+        raise ValueError(text)
+    return int(value * unit)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with a usage error as one line on stderr and exit 2 (its usage block is in --help)."""
 
@@ -135,6 +150,11 @@ class Parser(argparse.ArgumentParser):
                 key = "cli.not_positive" if action.type is positive else "cli.negative"
                 raise argparse.ArgumentError(action, t(key, self.lang, value=arg_string))
             return value
+        if action.type is size:  # "invalid size value: '两G'" named the Python function
+            try:
+                return size(arg_string)
+            except ValueError:
+                raise argparse.ArgumentError(action, t("cli.not_size", self.lang, value=arg_string)) from None
         if action.type in (int, float):
             try:
                 return action.type(arg_string)
@@ -405,3 +425,25 @@ def parse(build: Callable[[Lang], argparse.ArgumentParser],
             return parser.parse_args(argv), 0, lang
         except SystemExit as exc:  # a usage error (already printed) or --help
             return None, exc.code if isinstance(exc.code, int) else 2, lang
+
+
+def parse_typed(build: Callable[[Lang], argparse.ArgumentParser],
+                argv: list[str]) -> tuple[argparse.Namespace | None, int, Lang]:
+    """:func:`parse` of ``argv`` as typed; refused so, and holding options typed with a Chinese keyboard's full-width
+    marks (``——lang``, ``--users　3``), parsed again read as half-width (:func:`half_width`), what was read said in a
+    line. A command line that parses as typed keeps its meaning: a value or an operand is never read again. The
+    package's commands and ``run.py hub`` read their options so (the hub had refused ``--users　3``)."""
+    import contextlib
+    import io
+    fixed, read = half_width(argv)
+    if not read:
+        return parse(build, argv)
+    refused = io.StringIO()
+    with contextlib.redirect_stderr(refused):
+        ns, code, lang = parse(build, argv)
+    if ns is not None or code == 0:
+        sys.stderr.write(refused.getvalue())  # whatever it said on the way (a warning) is still said
+        return ns, code, lang
+    for typed, now in read:
+        print(t("cli.read_half_width", reader_lang(fixed), typed=typed, read=now), file=sys.stderr)
+    return parse(build, fixed)

@@ -34,9 +34,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from agentlab.cmdline import size  # noqa: E402
 from agentlab.hub.config import HubSettings  # noqa: E402
 from agentlab.hub.kernel import run_cells  # noqa: E402
-from agentlab.hub.launch import Hub, _find_gguf, parse_size, workshop_uids  # noqa: E402
+from agentlab.hub.launch import Hub, _find_gguf, workshop_uids  # noqa: E402
 from agentlab.hub.users import SERVICES_USER, os_name, processes_of  # noqa: E402
 
 CHECK = ("from agentlab.workbook.exercises import double_refund_fault\n"
@@ -157,7 +158,7 @@ def main() -> int:
     s = HubSettings(root=ROOT, state=state, python=Path(sys.executable),
                     proxy=ROOT / "hub" / "node_modules" / ".bin" / "configurable-http-proxy",
                     workshop_password=secrets.token_urlsafe(9), port=services.free_port(), gguf=gguf,
-                    slots=max(1, min(8, ns.users)), data_limit=parse_size(ns.mem_limit), log_cap=LOG_CAP)
+                    slots=max(1, min(8, ns.users)), data_limit=size(ns.mem_limit), log_cap=LOG_CAP)
     roles = [{"name": "load", "services": ["load"],
               "scopes": ["admin:users", "admin:servers", "access:servers", "list:users", "read:users", "tokens"]}]
     hub = Hub(s, extra_services=[{"name": "load", "api_token": token}], extra_roles=roles)

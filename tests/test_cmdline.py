@@ -8,6 +8,7 @@ import pytest
 from agentlab import cmdline
 from agentlab.cli import build_parser
 from agentlab.hub.launch import hub_command, hub_parser, hub_usage
+from agentlab.i18n import t
 
 CJK = re.compile("[\u4e00-\u9fff]")
 PARSERS = {"agentlab": build_parser, "hub": hub_parser}
@@ -195,3 +196,20 @@ def test_chinese_help_never_starts_a_line_with_a_closing_mark_nor_ends_one_with_
         assert not any(line[-1:] in cmdline._NO_END for line in lines[:-1]), (width, lines)
         if width >= 20:  # wider than its longest run of Latin letters and a mark: no line past the width
             assert all(cmdline.columns(line) <= width for line in lines), (width, lines)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_hubs_sizes_and_spaces_typed_on_a_chinese_keyboard_are_read_or_refused_in_a_line(lang, capsys):
+    """``--mem-limit ２Ｇ`` ended in a traceback (ValueError in parse_size) and ``--users　3`` (an ideographic space
+    inside one word) was an unrecognized argument, though the package's commands read both."""
+    from agentlab.cmdline import parse_typed
+    ns, code, _ = parse_typed(hub_parser, ["--lang", lang, "--mem-limit", "２Ｇ", "--disk-limit", "4ＧＢ",
+                                           "--account-mem-limit", "512m", "--users\u30003"])
+    assert code == 0 and (ns.mem_limit, ns.disk_limit, ns.account_mem_limit, ns.users) == (2 << 30, 4 << 30, 512 << 20, 3)
+    assert t("cli.read_half_width", lang, typed="--users\u30003", read="--users 3") in capsys.readouterr().err
+    for bad in ("两G", "-1G", "G", "2X", "inf"):
+        assert hub_usage(["--lang", lang, f"--mem-limit={bad}"]) == 2, bad
+        err = capsys.readouterr().err
+        assert t("cli.not_size", lang, value=bad) in err and "Traceback" not in err, err
+    assert hub_usage(["--lang", lang, "--users\u30003"]) is None  # run.py's check before installing: read, said once
+    assert capsys.readouterr().err == ""  # (by the hub as it starts, not twice)

@@ -117,6 +117,44 @@ def test_a_participants_home_is_prepared_as_them_and_their_symlinks_lead_nowhere
         shutil.rmtree(base, ignore_errors=True)
 
 
+def test_an_account_made_again_gets_its_files_back_and_root_never_follows_a_link(tmp_path):
+    """After ``--remove-accounts``, the next start made each account again with new ids; its home's files still had
+    the removed account's, and its server could not start ("Exception occurred in preexec_fn"). Those files are
+    re-owned, links as links: nothing a link leads to, nor root's files, changes hands."""
+    import pwd
+
+    from agentlab.hub.users import reown
+    _need_root()
+    gone = next(i for i in range(54321, 60000) if not _has_uid(i))  # an id no account has: a removed account's
+    home, outside = tmp_path / "home", tmp_path / "outside"
+    (home / "notebooks" / "zh").mkdir(parents=True)
+    outside.write_text("root's")
+    for rel in ("notebooks", "notebooks/zh", "notebooks/zh/00.ipynb", ".tmp"):
+        path = home / rel
+        if not path.exists():
+            path.mkdir() if rel == ".tmp" else path.write_text("{}")
+        os.chown(path, gone, gone)
+    (home / "notebooks" / "link").symlink_to(outside)
+    os.lchown(home / "notebooks" / "link", gone, gone)
+    (home / "roots").write_text("x")  # root's own: left as it is
+    os.chown(home, NOBODY, NOBODY)
+    assert reown(home, NOBODY, NOBODY) == 5
+    for rel in ("notebooks", "notebooks/zh", "notebooks/zh/00.ipynb", ".tmp", "notebooks/link"):
+        assert os.lstat(home / rel).st_uid == NOBODY and os.lstat(home / rel).st_gid == NOBODY, rel
+    assert outside.stat().st_uid == 0 and (home / "roots").stat().st_uid == 0
+    assert reown(home, NOBODY, NOBODY) == 0  # the next start: nothing to do, no walk
+    assert pwd.getpwuid(NOBODY)  # (the account the test gives them to exists)
+
+
+def _has_uid(uid: int) -> bool:
+    import pwd
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        return False
+
+
 def test_no_participant_name_maps_to_a_reserved_account(tmp_path):
     from agentlab.hub.users import RESERVED_ACCOUNTS, SERVICES_USER, valid_name
     for name in ("services", "svc", "ana"):
@@ -854,6 +892,35 @@ def test_a_participant_has_a_process_limit_and_a_stop_ends_what_they_left(hub):
     while (left := list(processes_of({uid}))) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert left == [], [Path(f"/proc/{p}/cmdline").read_bytes()[:80] for p in left]
+
+
+def test_a_home_left_by_a_removed_account_is_the_participants_again_at_their_next_start(hub):
+    """``--remove-accounts`` keeps the homes; the next workshop made each account again with new ids, and its files
+    were still the removed account's: its server could not start ("Exception occurred in preexec_fn"). Here kit's
+    files are given such an id while their server is stopped; the next start gives them back and the server runs."""
+    import pwd
+
+    from agentlab.hub.users import processes_of
+    h, admin_token, _ = hub
+    _started(h, admin_token, "kit")
+    entry = pwd.getpwnam(os_name("kit"))
+    h.api(admin_token, "DELETE", "/users/kit/server")
+    deadline = time.monotonic() + 60
+    while list(processes_of({entry.pw_uid})) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    gone = next(i for i in range(54321, 60000) if not _has_uid(i))
+    home = Path(entry.pw_dir)
+    for _, dirs, files, folder in os.fwalk(home, follow_symlinks=False):
+        for name in (*dirs, *files):
+            os.chown(name, gone, gone, dir_fd=folder, follow_symlinks=False)
+    h.api(admin_token, "POST", "/users/kit/server")  # (the failure was a 500 here)
+    deadline = time.monotonic() + 120
+    while not h.api(admin_token, "GET", "/users/kit")["servers"].get("", {}).get("ready"):
+        assert time.monotonic() < deadline, f"kit's server did not start again (log: {h.log})"
+        time.sleep(0.5)
+    token = h.api(admin_token, "POST", "/users/kit/tokens", {"note": "test"})["token"]
+    [cell] = _run(h, token, "kit", ["import os\nprint(os.stat(os.path.expanduser('~/notebooks')).st_uid == os.getuid())"])
+    assert cell.ok and cell.stdout.strip() == "True", cell
 
 
 def test_a_participant_holding_the_rooms_descriptors_is_ended_and_the_others_go_on(hub):

@@ -125,6 +125,11 @@ def test_the_command_refused_says_so_and_never_that_the_room_stopped(tmp_path, l
                                       root=ROOT) == 2
             out = capsys.readouterr()
             assert "/srv/room-a" in out.err and t("hub.stopped", lang) not in out.out + out.err, out
+            # no password made up and shown "once" for a room that does not start (the trainer could announce it)
+            assert launch.hub_command(args, root=ROOT) == 2
+            out = capsys.readouterr()
+            made = t("hub.password_made", lang, password="\0").split("\0")[0]
+            assert "/srv/room-a" in out.err and made not in out.out + out.err, out
         assert launch.hub_command(["--remove-accounts", "--lang", lang], root=ROOT) == 2
         out = capsys.readouterr()
         assert out.err.strip() == t("hub.another_running_accounts", lang, pid=os.getpid(), state="/srv/room-a",

@@ -7,6 +7,8 @@ process still owned by a participant's or the services' account, so nothing is l
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import pwd
@@ -25,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..cmdline import Parser, count, parse
+from ..cmdline import Parser, count, parse_typed, size
 from ..i18n import Lang, joined, t
 from ..resources import data_file
 from . import preflight, services
@@ -35,7 +37,7 @@ from .users import OS_PREFIX, SERVICES_USER, ensure_account, processes_of
 from .warden import FDS_PER_ACCOUNT, Warden
 
 __all__ = ["MACHINE_LOCK", "SECRET_OPTIONS", "Hub", "HubRefused", "LogWatch", "hold_machine", "hub_command", "hub_parser",
-           "hub_usage", "parse_size", "secrets_to_env", "sweep", "workshop_uids", "write_new"]
+           "hub_usage", "secrets_to_env", "sweep", "workshop_uids", "write_new"]
 
 #: held by the one hub running on this machine, from its first check to its last process ended: the workshop's
 #: accounts are the machine's (agentlab-NAME, agentlabsvc), so a second hub, or the tests' own, would take them over
@@ -89,13 +91,6 @@ def write_new(path: Path, data: bytes, mode: int, owner: tuple[int, int] | None 
             os.fchown(out.fileno(), *owner)
         os.fchmod(out.fileno(), mode)
         out.write(data)
-
-
-def parse_size(text: str) -> int:
-    """``2G``, ``512M``, ``1048576``: bytes."""
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    text = text.strip().upper().removesuffix("B").removesuffix("I")
-    return int(float(text[:-1]) * units[text[-1]]) if text and text[-1] in units else int(text)
 
 
 def _find_gguf(state: Path) -> Path | None:
@@ -541,10 +536,10 @@ def hub_parser(lang: Lang = "en") -> argparse.ArgumentParser:
                     help="the admin's own password (default: $AGENTLAB_HUB_ADMIN_PASSWORD, else one made up and shown once)")
     ap.add_argument("--state", default=None, help="the hub's folder (default: .agentlab-hub in the checkout)")
     ap.add_argument("--idle-timeout", type=int, default=3600, help="seconds before an idle server is stopped")
-    ap.add_argument("--mem-limit", default="2G", help="memory per process of a participant (server, each kernel)")
-    ap.add_argument("--account-mem-limit", default="",
+    ap.add_argument("--mem-limit", type=size, default="2G", help="memory per process of a participant (server, each kernel)")
+    ap.add_argument("--account-mem-limit", type=size, default=0,
                     help="memory for all of a participant's processes together (default: twice --mem-limit)")
-    ap.add_argument("--disk-limit", default="2G",
+    ap.add_argument("--disk-limit", type=size, default="2G",
                     help="disk space of each participant's own: their home, /tmp as they see it (0: the machine's disk, shared)")
     ap.add_argument("--no-model", action="store_true", help="start without the shared model")
     ap.add_argument("--lang", choices=("en", "zh"), default="en", help="the language of what the hub prints here")
@@ -559,7 +554,11 @@ def hub_usage(argv: list[str]) -> int | None:
     """The exit code of ``python run.py hub ARGV`` when its options are wrong (said on stderr, in the reader's
     language) or ``--help`` was asked for (printed); None when they are right. Runs nothing: run.py reads the options
     with it before installing the room."""
-    ns, code, _ = parse(hub_parser, argv)
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):  # a line saying what was read is the hub's own to say, once, as it starts
+        ns, code, _ = parse_typed(hub_parser, argv)
+    if ns is None:  # a usage error or --help: said now
+        sys.stderr.write(said.getvalue())
     return code if ns is None else None
 
 
@@ -587,7 +586,7 @@ def _commands_showing(values: list[str], pid: int | None = None, depth: int = 8)
 
 def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> int:
     """`python run.py hub`: the options, the checks said in one line each, the hub until Ctrl-C or SIGTERM."""
-    ns, code, lang = parse(hub_parser, list(sys.argv[1:] if argv is None else argv))
+    ns, code, lang = parse_typed(hub_parser, list(sys.argv[1:] if argv is None else argv))
     if ns is None:  # a usage error or --help, said in the reader's language
         return code
     lang = ns.lang
@@ -622,6 +621,11 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
     if not valid_name(ns.admin):
         say("hub.bad_name", name=ns.admin)
         return 2
+    try:  # another room already runs here: refused before any password is made (one was shown, "once", and unused)
+        os.close(hold_machine(lang, state="-", url="-"))
+    except HubRefused as exc:
+        print(exc, file=sys.stderr)
+        return 2
     password = ns.password
     if not password:
         password = secrets.token_urlsafe(9)
@@ -644,9 +648,7 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
                            workshop_password=password, admin=ns.admin, admin_password=admin_password,
                            port=ns.port, gguf=gguf,
                            slots=max(1, min(8, ns.users)), idle_timeout=ns.idle_timeout,
-                           data_limit=parse_size(ns.mem_limit),
-                           account_limit=parse_size(ns.account_mem_limit) if ns.account_mem_limit else 0,
-                           disk_limit=parse_size(ns.disk_limit),
+                           data_limit=ns.mem_limit, account_limit=ns.account_mem_limit, disk_limit=ns.disk_limit,
                            seats=2 * ns.users if ns.seats is None else ns.seats)
     hub = Hub(settings, lang=lang, fix_permissions=ns.fix_permissions)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))

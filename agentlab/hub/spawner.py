@@ -22,7 +22,7 @@ from typing import Any
 
 from ..i18n import accepted_lang, t
 from .disks import disks_usable, mount_home, own_output, private_temporary
-from .users import SERVICES_USER, ensure_account, os_name, prepare_home, processes_of
+from .users import SERVICES_USER, ensure_account, os_name, prepare_home, processes_of, reown
 
 __all__ = ["CGROUP_V1", "CGROUP_V1_CPU", "CGROUP_V2", "KERNEL_MANAGER", "NICENESS", "NOFILE", "NPROC",  # noqa: F822
            "PARTICIPANTS_CPU_WEIGHT", "SHARED_FOLDERS", "OwnSocketsKernelManager", "WorkshopSpawner", "account_cgroup", "cgroups_usable", "drop_cgroup",
@@ -271,6 +271,9 @@ def failure_line(exc: BaseException) -> str:
         out = exc.stderr if isinstance(exc.stderr, str) else (exc.stderr or b"").decode("utf-8", "replace")
         lines = [x.strip() for x in out.splitlines() if x.strip()]
         return lines[-1][:300] if lines else f"exit {exc.returncode}"
+    if isinstance(exc, subprocess.SubprocessError) and "preexec_fn" in str(exc):  # Python hides the child's own error
+        return ("making the server the participant's own failed, before it ran (their disk, /tmp, limits or the ids of "
+                f"their files): {exc}")
     return (f"{type(exc).__name__}: {exc}".splitlines() or [type(exc).__name__])[0][:300]
 
 
@@ -369,6 +372,7 @@ def _spawner_class() -> type:
             self._cgroup = account_cgroup(self.account, self.account_limit) if self.account_limit else None
             if self.own_disk:  # their home a disk of its own: what they write fills only it
                 mount_home(Path(self.state_dir), self.user.name, home, self.disk_limit, entry.pw_uid, entry.pw_gid)
+            reown(home, entry.pw_uid, entry.pw_gid)  # an account made again has new ids: its files are its own again
             # the notebooks and the sockets' folder, made by the participant's own account (never root: see there)
             prepare_home(Path(self.notebooks_dir), home, entry.pw_uid, entry.pw_gid)
             env: dict[str, str] = {}

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["NAME", "OS_PREFIX", "RESERVED_ACCOUNTS", "SERVICES_USER", "copy_notebooks", "ensure_account", "os_name",
-           "prepare_home", "processes_of", "remove_accounts", "valid_name", "workshop_accounts"]
+           "prepare_home", "processes_of", "remove_accounts", "reown", "valid_name", "workshop_accounts"]
 
 #: A participant's name: lower case, a letter first, at most 20 characters (the account name stays under 32).
 NAME = re.compile(r"[a-z][a-z0-9_-]{0,19}")
@@ -146,6 +146,45 @@ def prepare_home(source: Path, home: Path, uid: int, gid: int) -> list[str]:
     done = subprocess.run([sys.executable, "-I", "-c", _AS_PARTICIPANT, str(home), json.dumps(_files(source))], user=uid, group=gid, extra_groups=[], cwd="/",
                           env={"PATH": os.defpath}, capture_output=True, text=True, timeout=120, check=True)
     return list(json.loads(done.stdout))
+
+
+def reown(home: Path, uid: int, gid: int) -> int:
+    """Give back to the participant (``uid``, ``gid``) what their home holds under a removed account's ids; the
+    number of entries re-owned. ``run.py hub --remove-accounts`` ends a workshop's accounts and keeps their homes:
+    made again at the next start, an account gets new ids, and its own files were a stranger's (its server could not
+    start: "Exception occurred in preexec_fn"). Only ids no account has any more are changed (root's and another
+    account's never), links are re-owned as links and never followed, and the walk holds each folder open as it goes
+    (``os.fwalk``), so a folder swapped for a link leads nowhere. Nothing of the participant runs then (a removed
+    account's processes were ended first), and the whole walk is made only when the home's first level shows such
+    an id."""
+    def orphan(st: os.stat_result) -> bool:
+        if st.st_uid in (uid, 0):
+            return False
+        try:
+            pwd.getpwuid(st.st_uid)
+            return False
+        except KeyError:
+            return True
+
+    try:
+        top = [os.lstat(p) for p in (home, *home.iterdir())]
+    except OSError:
+        return 0
+    if not any(orphan(st) for st in top):
+        return 0
+    done = 0
+    if orphan(os.lstat(home)):
+        os.lchown(home, uid, gid)
+        done += 1
+    for _, dirs, files, folder in os.fwalk(home, follow_symlinks=False):
+        for entry in (*dirs, *files):
+            try:
+                if orphan(os.stat(entry, dir_fd=folder, follow_symlinks=False)):
+                    os.chown(entry, uid, gid, dir_fd=folder, follow_symlinks=False)
+                    done += 1
+            except OSError:
+                continue
+    return done
 
 
 def copy_notebooks(source: Path, home: Path, uid: int, gid: int) -> list[str]:
