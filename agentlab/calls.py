@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ToolError, ToolFailure, UsageError, make_error, redact, render
@@ -432,7 +432,6 @@ def aguarded_call(tc: ToolCall, ctx: CallContext, seen: dict[str, int], *,
 def _guarded_steps(tc: ToolCall, ctx: CallContext, seen: dict[str, int], fn: Callable[..., Any] | None) -> Steps:
     cfg, reg, lang = ctx.config, ctx.registry, ctx.lang
     cleaned: tuple = ()
-    unchecked_invalid = False
     if cfg.validate:
         checked = reg.check(tc.name, tc.arguments, lang=lang, clean=cfg.clean, rules=False)
         if not checked.ok:
@@ -447,17 +446,13 @@ def _guarded_steps(tc: ToolCall, ctx: CallContext, seen: dict[str, int], fn: Cal
         if tc.name not in reg:
             return _failed(reg.unknown_tool(tc.name), lang, validate_ok=False)
         args = parsed
-        # the contract's verdict still recorded, not enforced, as the naive loop records it: one definition of an
-        # invalid call on every side (with validation off, the same camelCase call counted 11 naive and 0 guarded)
-        unchecked_invalid = not reg.check(tc.name, args, rules=False).ok
     tool = reg[tc.name] if fn is None else _with_fn(reg[tc.name], fn)
     text = canonical(args)  # once: the repeat breaker, the key and the claim's fingerprint all read it
     sig = f"{tool.name}:{text}"
     with _COUNTING:  # a framework runs one message's tool calls in threads at once: no count is lost between them
         seen[sig] = count = seen.get(sig, 0) + 1
     if cfg.repeat_limit is not None and count >= cfg.repeat_limit:
-        return _failed(make_error("LOOP_DETECTED", count=count), lang, exec_ok=None, note="repeated-call breaker",
-                       validate_ok=not unchecked_invalid)
+        return _failed(make_error("LOOP_DETECTED", count=count), lang, exec_ok=None, note="repeated-call breaker")
     # the key names a claim, a keyed tool's backend call or a held call: a plain read needs none (its digest was a
     # SHA-256 of the arguments on every lookup, for nothing)
     needs_key = (tool.side_effect and cfg.idempotency and not tool.idempotent) or tool.keyed \
@@ -480,8 +475,7 @@ def _guarded_steps(tc: ToolCall, ctx: CallContext, seen: dict[str, int], fn: Cal
         return None
 
     extra = {"cleaned": [c.to_dict() for c in cleaned]} if cleaned else None
-    out = yield from _execute_steps(tool, args, ctx, key=key, gate=gate, extra=extra, fingerprint=text)
-    return replace(out, validate_ok=False) if unchecked_invalid else out
+    return (yield from _execute_steps(tool, args, ctx, key=key, gate=gate, extra=extra, fingerprint=text))
 
 
 _one_call = guarded_call  # the loop's name for it
