@@ -54,7 +54,7 @@ from agentlab.scenarios import aftersales
 from agentlab.workbook.demo import compare_loops, make_model
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import plot_bars, table_view
-from agentlab.workbook.widgets import ApprovalDesk
+from agentlab.workbook.approval_widget import ApprovalDesk
 
 # The usual first repair of the naive loop: answer every call of a message, but with no key.
 all_calls_only = replace(NO_GUARDS, all_calls=True)

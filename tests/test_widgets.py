@@ -13,8 +13,9 @@ from agentlab.loop import run_guarded
 from agentlab.models import SelfCorrectingModel
 from agentlab.scenarios import aftersales
 from agentlab.store import MemoryStore
+from agentlab.workbook.approval_widget import ApprovalDesk
 from agentlab.workbook.pm_app import PMApp
-from agentlab.workbook.widgets import ApprovalDesk, FaultInjector, GuardPanel, MetricsPanel, SchemaPlayground, playground_html
+from agentlab.workbook.widgets import FaultInjector, GuardPanel, MetricsPanel, SchemaPlayground, playground_html
 
 
 def test_fault_injector_runs_both_loops_and_highlights_the_divergence():
@@ -138,6 +139,34 @@ def test_a_request_decided_after_the_desk_was_drawn_is_said_as_decided_never_dec
         assert t("ui.already_approved", lang, id=held) in w.status.value.replace("&#x27;", "'"), w.status.value
         assert store.get_approval(held).state == "approved" and len(desk.refunds) == 1
         assert w.choice.options == () and t("ui.none_pending", lang) in w.status.value
+    # approved, its outcome never came back ("unknown", listed with its tag): neither button decides it again, and
+    # neither says it did (Reject read "rejected", Approve "ran nothing" with a null result)
+    for button in ("reject", "approve"):
+        store = MemoryStore()
+        desk, reg = aftersales.SCENARIO.setup(lang)
+        held = run_guarded(SelfCorrectingModel(plan, "ok"), reg, "x", store=store, sleep=lambda s: None).pending[0]
+        store.decide(held, "approved", "ok")
+        store.set_approval_result(held, None, state="unknown")
+        w = ApprovalDesk(store, reg, lang=lang)
+        assert w.choice.value == held
+        getattr(w, button).click()
+        assert t("ui.already_unknown", lang, id=held) in w.status.value.replace("&#x27;", "'"), w.status.value
+        assert store.get_approval(held).state == "unknown" and desk.refunds == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_with_validation_off_the_guarded_count_of_invalid_calls_says_it_checked_none(lang):
+    """Notebook 02's switches, validation off: both columns showed the same camelCase call, and the page read "invalid
+    calls: naive 11 · guarded 0", as if the guarded side had sent none. Unchecked, it counts none: said beside it."""
+    from dataclasses import replace
+
+    from agentlab.guards import GuardConfig
+    from agentlab.i18n import t
+    from agentlab.workbook.demo import compare_loops
+    from agentlab.workbook.widgets import comparison_html
+    off = comparison_html(compare_loops("camel_case", config=replace(GuardConfig(), validate=False), lang=lang), lang)
+    assert t("ui.invalid_unchecked", lang) in off
+    assert t("ui.invalid_unchecked", lang) not in comparison_html(compare_loops("camel_case", lang=lang), lang)
 
 
 def test_pm_app_in_both_languages_without_code():

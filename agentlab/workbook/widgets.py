@@ -16,7 +16,6 @@ from typing import Any, cast
 
 import ipywidgets as W
 
-from ..approval import approve, pending, reject
 from ..evals.outcome import reasons_in
 from ..guards import GUARDS, GuardConfig
 from ..i18n import Lang, LocalizedError, accepted_lang, aside, colon, columns, joined, label, py_reason, said, t
@@ -25,7 +24,6 @@ from ..lint import lint
 from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
 from ..runs import Run
 from ..schema import SchemaError
-from ..store import Store
 from ..tools import Registry, Tool
 from ..trace import side_by_side_html
 from .demo import Comparison, compare_loops, explain
@@ -33,7 +31,7 @@ from .exercises import clipped
 from .figures import _append, _show, figure
 from .uploads import file_said, kept_or_said, upload_button, upload_content, upload_note
 
-__all__ = ["LANG_OPTIONS", "REPLAYABLE_FAULTS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
+__all__ = ["LANG_OPTIONS", "REPLAYABLE_FAULTS", "App", "BadCaseReview", "BudgetSlider",
            "FaultInjector", "GuardPanel", "MetricsPanel", "ProbePanel", "SchemaPlayground", "browser_lang", "comparison_html",
            "figure", "fit", "metrics_table_html", "offer", "playground_html", "sample_calls"]
 
@@ -127,8 +125,11 @@ def comparison_html(c: Comparison, lang: Lang = "en") -> str:
     """Both traces, the invalid-call counts (and the calls the tool itself refused, when there are any), and the
     plain-language account."""
     n, g = c.naive, c.guarded
+    # validation off, the guarded run checks no call and counts none invalid (notebook 11's week 2): said beside its 0
+    unchecked = "validate" in g.config.removeprefix("without ").split(", ") if g.config.startswith("without ") else False
     counts = (f"<p><b>{t('ui.invalid', lang)}</b>{colon(lang)}{t('ui.naive', lang)} {n.invalid_calls} · "
-              f"{t('ui.guarded', lang)} {g.invalid_calls}</p>")
+              f"{t('ui.guarded', lang)} {g.invalid_calls}"
+              f"{aside(t('ui.invalid_unchecked', lang), lang) if unchecked else ''}</p>")
     if g.refused_by_tool:  # the INVALID_ARGS rows the count above does not hold, counted beside it (the naive loop
         # records a tool's refusal as a bare TOOL_ERROR: a count of its side would read 0 above eleven refusals)
         counts += f"<p><b>{html.escape(t('ui.refused_by_tool', lang))}</b>{colon(lang)}{g.refused_by_tool}</p>"
@@ -353,61 +354,6 @@ class MetricsPanel(App):
 
 
 # --- approvals --------------------------------------------------------------------------
-class ApprovalDesk(App):
-    """Held calls with Approve and Reject buttons."""
-
-    def __init__(self, store: Store, registry: Registry, *, lang: Lang = "en"):
-        self.store, self.registry = store, registry
-        self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
-        self.choice = W.Dropdown(description="")
-        self.reason = W.Text(value=t("ui.reject_reason", lang), layout=W.Layout(width="320px"))
-        self.approve = W.Button(button_style="success")
-        self.reject = W.Button(button_style="danger")
-        self.status = W.HTML()
-        self.said = ""  # what the last decision did, kept across a language switch
-        self.approve.on_click(lambda _: _safe(self.status, lambda: self._decide(True)))
-        self.reject.on_click(lambda _: _safe(self.status, lambda: self._decide(False)))
-        self.lang.observe(lambda change: self._relabel(change.get("old")), names="value")
-        self._relabel()
-        self.widget = W.VBox([self.lang, self.choice, W.HBox([self.approve, self.reject, self.reason]), self.status])
-
-    def _relabel(self, old: Lang | None = None) -> None:
-        lang = self.lang.value
-        self.approve.description, self.reject.description = t("ui.approve", lang), t("ui.reject", lang)
-        if old is not None and self.reason.value == t("ui.reject_reason", old):  # untouched: translate it
-            self.reason.value = t("ui.reject_reason", lang)
-        self.refresh()
-
-    def refresh(self) -> None:
-        lang = self.lang.value
-        items = pending(self.store)
-        tags = {"failed": f" [{t('ui.failed_once', lang)}]", "unknown": f" [{t('ui.outcome_unknown', lang)}]"}
-        offer(self.choice, [(f"{a.tool} {a.args}{aside(a.reason, lang)}" + tags.get(a.state, ""), a.id) for a in items])
-        waiting = (t("ui.pending", lang, what=joined((a.id for a in items), lang, "list")) if items
-                   else t("ui.none_pending", lang))
-        self.status.value = (self.said + "<br>" if self.said else "") + waiting
-
-    def _decide(self, yes: bool) -> None:
-        if not self.choice.value:
-            return
-        lang = self.lang.value
-        # the list was read when it was drawn: a request decided since (in code, in another page) is said as decided,
-        # never rejected after its refund was paid, nor "approved: ran once" when nothing ran
-        held = self.store.get_approval(self.choice.value)
-        if held is not None and held.state in ("approved", "rejected"):
-            msg = t(f"ui.already_{held.state}", lang, id=held.id)
-        elif yes:
-            d = approve(self.store, self.registry, self.choice.value)
-            result = json.dumps(d.data, ensure_ascii=False)
-            msg = t("ui.approval_failed", lang, error=d.error.text(lang)) if d.error is not None \
-                else t("ui.approved" if d.ran else "ui.approved_before", lang, result=result)
-        else:
-            reject(self.store, self.choice.value, self.reason.value)
-            msg = t("ui.rejected", lang)
-        self.said = html.escape(msg)
-        self.refresh()
-
-
 #: A recording cannot react to what it is told: only faults the loop handles without the model's help
 #: (API errors, repeated calls, tool failures resent or waited out) keep a replayed run meaningful.
 REPLAYABLE_FAULTS = ("duplicate_call", "parallel_call", "api_429", "api_timeout", "api_500", "api_401",

@@ -53,7 +53,7 @@ from agentlab.scenarios import aftersales
 from agentlab.workbook.demo import compare_loops, make_model
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import plot_bars, table_view
-from agentlab.workbook.widgets import ApprovalDesk
+from agentlab.workbook.approval_widget import ApprovalDesk
 
 # 朴素循环通常的第一处修补：回应一条消息里的每个调用，但不带幂等键。
 all_calls_only = replace(NO_GUARDS, all_calls=True)
