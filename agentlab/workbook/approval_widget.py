@@ -1,5 +1,5 @@
 """The approval gate's desk: the held calls of a store, each approved or rejected by a person with a button
-(docs/guards.md#human-approval). A request decided elsewhere since the desk was drawn (in code, on another page), or
+(docs/guards.md#approval). A request decided elsewhere since the desk was drawn (in code, on another page), or
 whose outcome is not known yet, is said as it is, never decided again."""
 from __future__ import annotations
 
