@@ -441,10 +441,18 @@ def test_postbuild_puts_the_settings_where_that_environments_jupyter_reads_them(
     assert config.ServerApp.contents_manager_class == "agentlab.workbook.lab.ContentsManager"
     # Voila's hook, a function JSON cannot hold, comes too (a page's kernel ended when the page closes)
     from traitlets.config.loader import PyFileConfigLoader
-
-    from agentlab.workbook.pm_app import xsrf_first
     voila = PyFileConfigLoader("voila.py", path=str(prefix / "etc" / "jupyter")).load_config()
-    assert voila.VoilaConfiguration.prelaunch_hook is xsrf_first
+    read = []
+
+    class Page:  # what the hook is handed: Voila's page handler, whose xsrf_token sets the cookie when read
+        @property
+        def xsrf_token(self):
+            read.append(True)
+            return b"token"
+    voila.VoilaConfiguration.prelaunch_hook(Page(), None, "/")
+    assert read == [True]
+    # standard library only: every Jupyter server of the environment reads it (an import that failed stopped Voila)
+    assert not re.search(r"^\s*(import|from)\s", (prefix / "etc" / "jupyter" / "voila.py").read_text(), re.M)
 
 
 def test_in_an_image_without_a_venv_the_check_looks_at_this_python(tmp_path, monkeypatch):

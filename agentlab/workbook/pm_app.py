@@ -22,15 +22,6 @@ from .widgets import LANG_OPTIONS, REPLAYABLE_FAULTS, App, _safe, comparison_htm
 
 __all__ = ["CASSETTE", "DESKS", "MODELS", "NEVER_FIRES", "NEVER_MET", "PMApp"]
 
-def xsrf_first(handler: Any, notebook: Any = None, cwd: Any = None) -> None:
-    """Voila's hook before a page's kernel starts (etc/jupyter/voila.py): the page's XSRF cookie, set now.
-
-    Closing or reloading the page asks the server to end its kernel, with the token of that cookie. Voila streams its
-    page and the cookie was only made once the first part had been sent, too late to be set: every such request was
-    refused (403), and each reload left a kernel running until the idle cull, a quarter of an hour later."""
-    handler.xsrf_token  # noqa: B018 - read for its effect: tornado sets the cookie on first reading
-
-
 #: the model menu: a value the code matches on, and the catalogue key of what a person reads
 MODELS = {
     "self-correcting": "app.model.self_correcting",
