@@ -402,33 +402,64 @@ def test_a_reloaded_app_page_ends_the_kernel_it_had(tmp_path):
 
 def test_every_control_the_keyboard_reaches_in_the_app_shows_where_it_is(tmp_path):
     """A focused button had a 1 px light-blue line inside its edge (invisible on the blue Run buttons) and a focused
-    menu none: a reader on the keyboard alone could not see which control Enter would press. Every stop the Tab key
-    reaches has a ring of 2 px or more, outside the control, dark enough against the page's white (3:1 at least)."""
+    menu none: a reader on the keyboard alone could not see which control Enter would press. Then a ring drawn
+    outside each control was cut by the boxes holding them. Measured as a reader sees it, once every section was
+    used: at each stop the Tab key reaches, the pixels along each of the four sides of what is visible of it change
+    when it takes the focus."""
+    import io
+
+    from PIL import Image, ImageChops
+
+    from agentlab.i18n import t
     _need_browser()
     port = _free_port()
     cmd, env = _app(port, AGENTLAB_REVIEW_DIR=str(tmp_path / "review"))
     with _server(cmd, env, f"tcp://127.0.0.1:{port}", tmp_path / "voila.log", cwd=ROOT), \
             _browser(tmp_path, "voila-focus", locale="en-US", local_only=True) as page:
+        page.set_viewport_size({"width": 1000, "height": 900})
         page.goto(f"http://127.0.0.1:{port}/?token={TOKEN}", timeout=120_000)
-        page.locator(".widget-upload").last.wait_for(timeout=120_000)
-        seen, weak = set(), []
-        for _ in range(80):
+        page.get_by_role("button", name=t("probe.ui.run", "en"), exact=True).wait_for(timeout=120_000)
+        page.get_by_role("button", name=t("ui.logs_sample", "en")).first.click()
+        page.locator("table.kinds").first.wait_for(timeout=60_000)
+        page.get_by_role("button", name=t("probe.ui.run", "en"), exact=True).click()
+        page.locator("table.probe").wait_for(timeout=60_000)
+        page.locator("body").click(position={"x": 5, "y": 5})
+        seen, faint = set(), []
+        for _ in range(90):
             page.keyboard.press("Tab")
-            ring = page.evaluate("""() => { const e = document.activeElement; const s = getComputedStyle(e);
-                const lum = c => { const [r, g, b] = c.match(/[0-9.]+/g).slice(0, 3).map(v => {
-                    v = v / 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
-                    return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
-                return {what: `${e.tagName} ${(e.textContent || e.getAttribute('aria-label') || '').slice(0, 30)}`,
-                        page: e === document.body || !e.closest('.jp-Notebook'),
-                        style: s.outlineStyle, width: parseFloat(s.outlineWidth), offset: parseFloat(s.outlineOffset),
-                        contrast: 1.05 / (lum(s.outlineColor) + 0.05)}; }""")
-            if ring["page"]:
+            box = page.evaluate("""() => { const e = document.activeElement;
+                if (!e || e === document.body || !e.closest('.jp-Notebook')) return null;
+                e.scrollIntoView({block: 'center', inline: 'nearest'});
+                let r = e.getBoundingClientRect(); let [x0, y0, x1, y1] = [r.left, r.top, r.right, r.bottom];
+                for (let a = e.parentElement; a; a = a.parentElement) {  // what its holders let show of it
+                    if (getComputedStyle(a).overflow === 'visible') continue;
+                    const b = a.getBoundingClientRect();
+                    [x0, y0, x1, y1] = [Math.max(x0, b.left), Math.max(y0, b.top), Math.min(x1, b.right), Math.min(y1, b.bottom)];
+                }
+                return {what: `${e.tagName} ${(e.textContent || e.getAttribute('aria-label') || '').trim().slice(0, 30)}`,
+                        x: Math.ceil(x0), y: Math.ceil(y0), w: Math.floor(x1 - Math.ceil(x0)), h: Math.floor(y1 - Math.ceil(y0))}; }""")
+            if box is None or box["w"] < 8 or box["h"] < 8:
                 continue
-            seen.add(ring["what"])
-            if ring["style"] in ("none", "hidden") or ring["width"] < 2 or ring["offset"] < 1 or ring["contrast"] < 3:
-                weak.append(ring)
-        assert len(seen) >= 15, seen  # the Tab key went through the page's controls
-        assert not weak, weak
+            seen.add(box["what"])
+            clip = {k: box[k] for k in ("x", "y")} | {"width": box["w"], "height": box["h"]}
+            focused = Image.open(io.BytesIO(page.screenshot(clip=clip))).convert("RGB")
+            page.evaluate("() => { const e = document.activeElement; e.dataset.refocus = '1'; e.blur(); }")
+            plain = Image.open(io.BytesIO(page.screenshot(clip=clip))).convert("RGB")
+            page.evaluate("() => { const e = document.querySelector('[data-refocus]'); delete e.dataset.refocus;"
+                          " e.focus({focusVisible: true}); }")
+            diff = ImageChops.difference(focused, plain).convert("L").point(lambda v: 255 if v > 40 else 0)
+            w, h = diff.size
+            sides = {"top": diff.crop((0, 0, w, 4)), "bottom": diff.crop((0, h - 4, w, h)),
+                     "left": diff.crop((0, 0, 4, h)), "right": diff.crop((w - 4, 0, w, h))}
+            for side, strip in sides.items():
+                along = strip.width if side in ("top", "bottom") else strip.height
+                lit = sum(1 for i in range(along) if any(
+                    strip.getpixel((i, j) if side in ("top", "bottom") else (j, i))
+                    for j in range(strip.height if side in ("top", "bottom") else strip.width)))
+                if lit < 0.8 * along:
+                    faint.append((box["what"], side, lit, along))
+        assert len(seen) >= 20, seen  # the Tab key went through the page's controls, links and boxes
+        assert not faint, faint
 
 
 @pytest.mark.parametrize("lang, locale", [("en", "en-US"), ("zh", "zh-CN")])
