@@ -299,11 +299,13 @@ def side_by_side_html(left: Iterable[Event], right: Iterable[Event], *, titles: 
     if div is not None or wrote_div is not None:
         legend += f" <span style='padding:1px 6px;border:3px solid #D55E00;{FONT}'>{html.escape(t('a11y.divergence', lang))}</span>"
     # the two runs in columns of one width: sized by their text, the side with the longest line (the guarded one's
-    # message to its model) took three quarters of the page and the other's calls wrapped every few words
-    head = (f"<tr><th></th><th style='text-align:left;width:50%'>{html.escape(titles[0])}</th>"
-            f"<th style='text-align:left;width:50%'>{html.escape(titles[1])}</th></tr>")
-    return (f"<div class='agentlab-sxs'><div>{legend}</div><table style='border-collapse:collapse;width:100%'>"
-            f"{head}{''.join(rows)}</table></div>")
+    # message to its model) took three quarters of the page and the other's calls wrapped every few words. A fixed
+    # layout holds the widths set here whatever a cell holds, and a word longer than its column (a list of 87
+    # characters with no space) breaks where it must
+    head = (f"<tr><th style='width:2.5em'></th><th style='text-align:left'>{html.escape(titles[0])}</th>"
+            f"<th style='text-align:left'>{html.escape(titles[1])}</th></tr>")
+    return (f"<div class='agentlab-sxs'><div>{legend}</div><table style='border-collapse:collapse;width:100%;"
+            f"table-layout:fixed;overflow-wrap:anywhere'>{head}{''.join(rows)}</table></div>")
 
 
 def _written_cell(rows: list[str | None], i: int, highlight: bool, lang: Lang) -> str:
