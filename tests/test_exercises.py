@@ -571,7 +571,8 @@ def test_a_fault_of_the_table_named_wrongly_in_notebook_00_is_told_why_it_is_not
     from agentlab.i18n import t
     from agentlab.workbook.demo import compare_loops
     from agentlab.workbook.exercises import double_refund_fault
-    for fault, side in (("duplicate_call", "model"), ("flaky_tool", "tool"), (t("fault.repeat_call", lang), "model")):
+    for fault, side in (("duplicate_call", "model"), ("flaky_tool", "tool"), (t("fault.repeat_call", lang), "model"),
+                        ("api_timeout", "api")):
         name = "repeat_call" if side == "model" and fault != "duplicate_call" else fault
         said = str(double_refund_fault(fault, lang=lang))
         n = len(compare_loops(name).naive_state["refunds"])

@@ -491,7 +491,7 @@ def double_refund_fault(given: str | None, lang: Lang = "en") -> Feedback:
                   {answer_key(f), *(answer_key(t(f"fault.{f}", lg)) for lg in LANGS)}), None)
     if named is not None:
         n = len(compare_loops(named).naive_state["refunds"])
-        side = "tool" if FAULTS[named].kind == "tool" else "model"
+        side = FAULTS[named].kind  # tool, model, or api (the model's service failing: no call of the model's)
         find = {lg: t("exercise.said.find_the_tool_side", lg) for lg in LANGS}
         find["en"] = " " + find["en"][:1].upper() + find["en"][1:]  # a sentence of its own after the first
         hint = {lg: t(f"exercise.said.not_it_{side}", lg, fault=named, n=n) + find[lg] for lg in LANGS}
