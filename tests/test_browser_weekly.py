@@ -59,17 +59,8 @@ def test_a_pm_reviews_a_week_in_the_app(tmp_path, locale, lang):
         assert f"{words}\t2\t50%" in counts and f"{own}\t1\t25%" in counts, counts
         # each number stands under its heading, the headings apart: unstyled, "category conversations share of failed
         # conversations" read as one line and each number stood under the start of its heading
-        edges = page.locator("table.agentlab-weekly-counts").evaluate("""table => {
-            const right = cell => { const r = document.createRange(); r.selectNodeContents(cell);
-                                    const b = r.getBoundingClientRect(); return [b.left, b.right]; };
-            const heads = [...table.querySelectorAll('th')].map(right);
-            const rows = [...table.querySelectorAll('tbody tr')].map(tr => [...tr.querySelectorAll('td')].map(right));
-            return {heads, rows}; }""")
-        heads = edges["heads"]
-        assert all(b[0] - a[1] >= 10 for a, b in pairwise(heads)), heads
-        for row in edges["rows"]:
-            for col in (1, 2):
-                assert abs(row[col][1] - heads[col][1]) <= 2, (col, row, heads)
+        edges = page.locator("table.agentlab-weekly-counts").evaluate(_EDGES)
+        _numbers_under_their_headings(edges)
         assert page.locator(".agentlab-text-equivalent").filter(has_text=say("weekly.trend_title")).count() >= 1
         page.get_by_role("button", name=say("weekly.promote")).click()
         page.get_by_text("log-", exact=False).filter(has_text="regression.jsonl").first.wait_for(timeout=30_000)
@@ -80,6 +71,11 @@ def test_a_pm_reviews_a_week_in_the_app(tmp_path, locale, lang):
         link.wait_for(timeout=30_000)
         assert (link.get_attribute("href") or "").startswith("data:text/csv")
         page.screenshot(path=str(tmp_path / f"weekly-{lang}.png"), full_page=True)  # what the PM saw at the end
+        # the exported page's table as the app's: ruled, each number under its heading (it was left unstyled)
+        exported = page.context.new_page()
+        exported.set_content((review / "exports" / f"weekly-2026-W10-logs_openai_sample-{lang}.html").read_text())
+        _numbers_under_their_headings(exported.locator("table").first.evaluate(_EDGES))
+        exported.close()
         # every button's label whole: "Save …" and "File this note under the cat…" were cut at 1400 px
         for name in (say("weekly.save"), say("weekly.file_under")):
             button = page.get_by_role("button", name=name, exact=True).first
@@ -94,3 +90,20 @@ def test_a_pm_reviews_a_week_in_the_app(tmp_path, locale, lang):
 
 def base(port: int) -> str:
     return f"http://127.0.0.1:{port}"
+
+
+# each cell's text's left and right edges, headings and rows
+_EDGES = """table => {
+    const edge = cell => { const r = document.createRange(); r.selectNodeContents(cell);
+                           const b = r.getBoundingClientRect(); return [b.left, b.right]; };
+    return {heads: [...table.querySelectorAll('th')].map(edge),
+            rows: [...table.querySelectorAll('tbody tr')].map(tr => [...tr.querySelectorAll('td')].map(edge))}; }"""
+
+
+def _numbers_under_their_headings(edges: dict) -> None:
+    """Headings apart, and the count and the share each set right under theirs."""
+    heads = edges["heads"]
+    assert all(b[0] - a[1] >= 10 for a, b in pairwise(heads)), heads
+    for row in edges["rows"]:
+        for col in (1, 2):
+            assert abs(row[col][1] - heads[col][1]) <= 2, (col, row, heads)

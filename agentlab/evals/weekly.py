@@ -23,7 +23,6 @@ import time
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any
 
 from ..errors import CODES, mask_personal, redact
 from ..i18n import Lang, LocalizedError, colon, said_marks, t
+from ..resources import data_file
 from ..store import connect_sqlite
 from .failure_classes import CODE_CLASSES, FAILURE_CLASSES, class_name
 from .log_review import case_of, runs_of
@@ -187,7 +187,6 @@ def conversations_of_run(path: str | Path, cases: Iterable[Any] | None = None) -
 
 
 def _shipped_cases() -> list[Any]:
-    from ..resources import data_file
     return [c for name in ("aftersales_cases.jsonl", "expense_cases.jsonl") for c in load_cases(data_file(name))]
 
 
@@ -285,7 +284,7 @@ class ReviewStore:
                 self.db.execute(statement, values)
         return cur
 
-    @contextmanager
+    @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
         """One transaction: everything in it written, or none (a failed COMMIT rolled back too, else the connection
         stayed inside it and every later write failed); a locked or read-only store said as one sentence."""
@@ -655,7 +654,7 @@ def weekly_html(review: WeekReview, lang: Lang = "en") -> str:
     e = html.escape
     # a share of the week's failed conversations, as the app's table gives it
     total = max(sum(review.counts.values()), len(review.conversations), 1)
-    rows = "".join(f"<tr><td>{e(cat)}</td><td>{n}</td><td>{n / total:.0%}</td></tr>"
+    rows = "".join(f"<tr><td>{e(cat)}</td><td class='n'>{n}</td><td class='n'>{n / total:.0%}</td></tr>"
                    for cat, n in review.counts.items()) or \
         f"<tr><td colspan='3'>{e(t('weekly.no_counts', lang))}</td></tr>"
     by_conv: dict[str, list[Note]] = {}
@@ -674,7 +673,8 @@ def weekly_html(review: WeekReview, lang: Lang = "en") -> str:
     title = t("weekly.export_title", lang, week=_week_label(review.week, lang), source=review.source)
     head = "".join(f"<th>{e(t(f'weekly.col.{k}', lang))}</th>" for k in ("category", "count", "share"))
     return (f"<!DOCTYPE html><html lang='{'zh-CN' if lang == 'zh' else 'en'}'><head><meta charset='utf-8'>"
-            f"<title>{e(title)}</title></head><body><h1>{e(title)}</h1>"
+            f"<title>{e(title)}</title><style>{data_file('templates/weekly_export.css').read_text(encoding='utf-8')}"
+            f"</style></head><body><h1>{e(title)}</h1>"
             f"<h2>{e(t('weekly.counts', lang))}</h2><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
             f"<h2>{e(t('weekly.conversations', lang, n=len(review.conversations)))}</h2>{''.join(parts)}</body></html>")
 
