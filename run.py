@@ -1103,6 +1103,8 @@ def postbuild(prefix: Path, py: str = sys.executable) -> int:
         if copy.exists():
             shutil.rmtree(copy)
         shutil.copytree(ROOT / folder, copy, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    for readme in ("README.md", "README.zh.md"):  # and the READMEs the guides link to
+        shutil.copyfile(ROOT / readme, prefix / "share" / "agentlab" / readme)
     warm = ("import matplotlib; matplotlib.use('Agg'); import matplotlib.font_manager as fm; "
             "from agentlab.resources import CJK_FILES; from pathlib import Path; "
             "[fm.fontManager.addfont(p) for p in CJK_FILES if Path(p).exists()]; "

@@ -553,7 +553,8 @@ def test_every_link_of_a_notebook_opens_wherever_a_learner_runs_it():
     from agentlab.hub.users import _files
     home = {rel for _, rel in _files(NB_DIR)}
     assert run.lab_options("zh")[0].endswith("=notebooks/zh") and run.lab_options("en")[0].endswith("=notebooks")
-    assert "for f in notebooks docs; do" in (ROOT / "deploy" / "z2jh" / "values.yaml").read_text()  # the cloud image's copy
+    hook = (ROOT / "deploy" / "z2jh" / "values.yaml").read_text()  # the cloud image's copy, made by its postStart hook
+    assert "for f in notebooks docs README.md README.zh.md; do" in hook and "|| true; done" in hook
     checked = 0
     for nb_path in [*NB_DIR.glob("*.ipynb"), *ZH_DIR.glob("*.ipynb")]:
         rel_nb = nb_path.relative_to(ROOT).as_posix()
@@ -569,6 +570,14 @@ def test_every_link_of_a_notebook_opens_wherever_a_learner_runs_it():
                 assert target in home, f"{rel_nb} links to {href}: a participant's home has no {target}"
                 checked += 1
     assert checked > 100, checked  # the guides are linked from every notebook
+    for guide in [*(ROOT / "docs").glob("*.md"), *(ROOT / "docs" / "zh").glob("*.md")]:  # and the guides' own links
+        rel_guide = guide.relative_to(ROOT).as_posix()
+        for href in re.findall(r"\]\(([^)\s]+)\)", guide.read_text(encoding="utf-8")):
+            file = href.partition("#")[0]
+            if not file or re.match(r"[a-z]+:", file):
+                continue
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(rel_guide), file))
+            assert target in home or (ROOT / target).is_dir(), f"{rel_guide} links to {href}: not in a home"
 
 
 def test_notebook_17_names_the_colour_its_figure_gives_a_cell_that_does_not_apply():

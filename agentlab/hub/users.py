@@ -124,11 +124,12 @@ def _files(source: Path) -> list[tuple[str, str]]:
     """(where from, where in the home) of each file a participant gets: the notebooks into ``notebooks/``, and the
     guides beside them (``docs/*.md``, ``docs/zh/*.md``, from the folder next to ``source``) into ``docs/``, where the
     notebooks' links lead (``../docs/course.md``, ``../../docs/zh/course.md``): without them every such link
-    opened nothing."""
+    opened nothing; and the READMEs beside those, which the guides link to."""
     docs = source.parent / "docs"
     guides = sorted([*docs.glob("*.md"), *docs.glob("zh/*.md")]) if docs.is_dir() else []
+    readmes = [r for r in (source.parent / "README.md", source.parent / "README.zh.md") if r.is_file()]  # guides link them
     return ([(str(source / rel), f"notebooks/{rel}") for rel in _notebooks(source)]
-            + [(str(g), f"docs/{g.relative_to(docs).as_posix()}") for g in guides])
+            + [(str(g), f"docs/{g.relative_to(docs).as_posix()}") for g in guides] + [(str(r), r.name) for r in readmes])
 
 
 def prepare_home(source: Path, home: Path, uid: int, gid: int) -> list[str]:
