@@ -580,3 +580,17 @@ def test_a_fault_of_the_table_named_wrongly_in_notebook_00_is_told_why_it_is_not
     plain = str(double_refund_fault("something else", lang=lang))  # not a fault of the table: the hint alone
     hint = t("exercise.said.find_the_tool_side", lang).lower()
     assert plain.lower().endswith(hint) and "side (" not in plain and "侧故障（" not in plain, plain
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_refusal_of_the_whole_call_is_said_to_a_learner_in_words_never_as_its_json_path(lang):
+    """The build checks said the retail desk's "no order has that number" as "$：…", the whole call's JSON path."""
+    from agentlab.errors import make_error
+    from agentlab.tools import rule
+    from agentlab.workbook.exercises import plain_problems
+    said = plain_problems(make_error("INVALID_ARGS", problems=[rule("$", "no order has that number", "找不到这个订单"),
+                                                               rule("amount", "must not exceed 199.0", "不能超过 199.0")]),
+                          lang)
+    assert "$" not in said and ("no order has that number" if lang == "en" else "找不到这个订单") in said, said
+    assert "amount" in said, said
+

@@ -347,7 +347,9 @@ def plain_problems(error: Any, lang: Lang) -> str:
     problems = [p.to_dict(lang) for p in getattr(error, "problems", ())[:3]]
     if not problems:
         return error.text(lang) if error is not None else ""
-    return joined((f"{p['field']}{colon(lang)}{p['hint'].rstrip('。.')}" for p in problems), lang)
+    # a problem with the whole call ("$": a business rule, no such order) is its hint alone: "$：…" read as code
+    return joined((p["hint"].rstrip("。.") if p["field"] in ("$", "") else f"{p['field']}{colon(lang)}{p['hint'].rstrip('。.')}"
+                   for p in problems), lang)
 
 
 def _text(value: str | Mapping[str, str], lang: Lang) -> str:
