@@ -592,3 +592,19 @@ def test_notebook_17_names_the_colour_its_figure_gives_a_cell_that_does_not_appl
         said = re.search(r"the (\w+(?: \w+)?) cells are n/a" if at == 0 else r"([^（(，、\s]{2,3})格子是不适用", prose)
         assert said and said.group(1) == words[colour][at], (path.name, said and said.group(0), colour)
         assert words[harmless][at] in prose, (path.name, harmless)
+
+
+def test_notebook_15s_lost_reply_says_the_same_when_run_again(participant_kernel, tmp_path, monkeypatch):
+    """Run again, its lost-reply cell sent the same Idempotency-Key as its last run: attempt 1 came back replayed
+    too, and no e-mail was sent, beside prose that says the site runs it once and replays the second."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.delenv("MPLBACKEND", raising=False)
+    nb = nbformat.read(NB_DIR / "15_skill_site.ipynb", as_version=4)
+    [at] = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "send_notification" in c.source]
+    nb.cells = [*nb.cells[:at + 1], nbformat.v4.new_code_cell(nb.cells[at].source)]  # run, then run again
+    _run(nb, timeout=CELL_TIMEOUT, **participant_kernel, resources={"metadata": {"path": str(NB_DIR)}})
+    for cell in nb.cells[at:]:
+        page = "".join("".join(o.get("data", {}).get("text/html", "")) for o in cell.outputs)
+        cells = [html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", page, re.S)]
+        assert cells.count("true") == 1, cells  # the second attempt alone is replayed
+        assert cells[-3] == "1", cells  # this run's e-mails: one (its row: what, how many, -, -)

@@ -114,6 +114,8 @@ table_view(pd.DataFrame(rows)[["model", "skills offered", "turns", "right_tool_r
 # 天气技能的实时数据源被关掉了。技能站返回一个结构化错误，其中的 `fallback_hint` 告诉模型可以怎么办；模型于是改要缓存值，返回的结果会标明这是什么时候测得的。
 
 # %%
+# 先把数据源恢复（之前运行这个单元格时把它关掉了），再把缓存填上
+(data / "weather_source.json").unlink(missing_ok=True)
 run_guarded(ScriptedModel([call("current_weather", {"city": "Beijing"}), say("ok")]), every, "warm the cache",
             sleep=lambda s: None)  # 这次运行的结果没人看：它只是把站点的缓存填满
 (data / "weather_source.json").write_text(json.dumps({"mode": "down"}))
@@ -132,10 +134,14 @@ table_view(pd.DataFrame([{"call": e.args_raw, "error": e.error_code, "the model 
 
 # %%
 note = {"arguments": {"to": "customer@example.com", "subject": "Refund", "body": "Your refund of 199 yuan is on its way."}}
-replies = [http.post("/api/skills/send_notification/execute", json=note, headers={"Idempotency-Key": "refund-A1001"})
+# 这次运行自己的键：重跑这个单元格时，它会再发一次邮件，而不是找到上一次运行的结果
+outbox_file = data / "outbox.jsonl"
+sent_before = len(outbox_file.read_text(encoding="utf-8").splitlines()) if outbox_file.exists() else 0
+key = f"refund-A1001-{sent_before}"
+replies = [http.post("/api/skills/send_notification/execute", json=note, headers={"Idempotency-Key": key})
            for _ in range(2)]
 replies.append(http.post("/api/skills/send_notification/execute", json=note))
-outbox = (data / "outbox.jsonl").read_text(encoding="utf-8").splitlines()
+outbox = outbox_file.read_text(encoding="utf-8").splitlines()[sent_before:]  # this run's
 table_view(pd.DataFrame(
     [{"attempt": i + 1, "status": r.status_code, "Idempotent-Replayed": r.headers.get("Idempotent-Replayed"),
       "message_id": (r.json().get("result") or {}).get("message_id")} for i, r in enumerate(replies)]
