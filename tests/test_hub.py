@@ -339,7 +339,11 @@ def test_settings_are_data_and_hold_no_secret_a_participant_gets(tmp_path):
     assert c["WorkshopAuthenticator"]["admin_names"] == ["trainer"]
     # the admin is whoever --admin names this time, exactly: JupyterHub makes an admin role's users the members, and
     # admin_users only ever added (a trainer of an earlier start kept every right after a restart with another)
-    assert {"name": "admin", "users": ["trainer"]} in c["JupyterHub"]["load_roles"]
+    assert {"name": "admin", "users": []} in c["JupyterHub"]["load_roles"]  # nobody has every right: the trainer's are below
+    from agentlab.hub.config import TRAINER_ROLE
+    [role] = [r for r in c["JupyterHub"]["load_roles"] if r["name"] == TRAINER_ROLE]
+    # the admin page's one click with no question ended every participant's server: the trainer cannot shut the hub
+    assert role["users"] == ["trainer"] and "shutdown" not in role["scopes"] and "admin-ui" in role["scopes"]
     assert "admin_users" not in c["Authenticator"]
     no_model = build(settings(tmp_path))
     assert "model" not in {x["name"] for x in no_model["JupyterHub"]["services"]}
@@ -1177,6 +1181,24 @@ def test_a_server_that_cannot_start_shows_a_sentence_and_the_trainers_terminal_s
         time.sleep(0.2)
     assert said and said[0].startswith(t("hub.server_failed", "en", name="eve", line="")), said
     assert "FileExistsError" in said[0]
+
+
+def test_the_trainer_runs_the_room_from_the_admin_page_but_cannot_shut_the_hub_down(hub):
+    """The admin page's "Shutdown Hub" is one click with no question: it ended every participant's server, and the
+    terminal then said the hub "did not start". The trainer lists, starts and stops servers; a shutdown is refused."""
+    h, admin_token, _ = hub
+    trainer = h.api(admin_token, "POST", f"/users/{h.settings.admin}/tokens", {"note": "test"})["token"]
+    listed = urllib.request.Request(f"{h.url}/hub/api/users", headers={"Authorization": f"token {trainer}"})
+    with urllib.request.urlopen(listed, timeout=30) as r:
+        assert {"ana", "bo"} <= {u["name"] for u in json.loads(r.read())}
+    assert _status(f"{h.url}/hub/admin", trainer) == 200
+    down = urllib.request.Request(f"{h.url}/hub/api/shutdown", method="POST", data=b"{}",
+                                  headers={"Authorization": f"token {trainer}"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(down, timeout=30)
+    assert refused.value.code == 403
+    assert h.proc is not None and h.proc.poll() is None  # the room goes on
+    assert _status(f"{h.url}/hub/api/users/ana", trainer) == 200
 
 
 def test_an_exercise_check_in_a_participants_kernel_reaches_the_trainers_view(hub):

@@ -17,7 +17,7 @@ from ..models.local import default_threads
 from . import progress, records, services
 from .auth import MIN_PASSWORD
 
-__all__ = ["LOGS", "NOTES", "HubSettings", "build", "server_env", "write_config"]
+__all__ = ["LOGS", "NOTES", "TRAINER_ROLE", "TRAINER_SCOPES", "HubSettings", "build", "server_env", "write_config"]
 
 #: The state folder's copy of the trainer notes (the services' account's, mode 0700): the trainer's view reads it.
 NOTES = "trainer-notes"
@@ -60,6 +60,11 @@ class HubSettings:
     seats: int = 0               # names the workshop password may claim in all (0: no cap; agentlab.hub.auth)
 
 
+#: the trainer's role: JupyterHub's admin scopes without ``shutdown`` and ``proxy`` (see :func:`build`)
+TRAINER_ROLE = "agentlab-trainer"
+TRAINER_SCOPES = ("admin-ui", "admin:users", "admin:servers", "admin:groups", "tokens", "list:services", "read:services",
+                  "access:services", "access:servers", "read:hub", "read:roles", "read:metrics", "shares")
+
 def server_env(s: HubSettings) -> dict[str, str]:
     """What every participant's server is told (the per-participant key and store are added at spawn)."""
     env = {"PYTHONPATH": str(s.root), "AGENTLAB_SITE_URL": f"http://127.0.0.1:{s.site_port}",
@@ -100,9 +105,12 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
              # a participant opens the trainer's view (and sees their own row only), beside JupyterHub's own "self"
              # without the tokens and share codes they could make without end (agentlab.hub.records)
              {"name": "user", "scopes": [*records.PARTICIPANT_SCOPES, progress.ACCESS_SCOPE]},
-             # the admin is whoever --admin names this time: its users given, JupyterHub makes the membership exact,
-             # so a trainer of an earlier start on the same state folder is admin no more (they kept every right)
-             {"name": "admin", "users": [s.admin]},
+             # the trainer (--admin) has every right of JupyterHub's admin but two: to shut the hub down, which the admin
+             # page offers as one click with no question (it ended every participant's server), and to rewrite the
+             # proxy's routes. Its members given, JupyterHub makes each role's membership exact: a trainer of an earlier
+             # start on the same state folder keeps no right, and nobody stays in the admin role itself
+             {"name": "admin", "users": []},
+             {"name": TRAINER_ROLE, "users": [s.admin], "scopes": list(TRAINER_SCOPES)},
              *(dict(r) for r in extra_roles)]
     both = " / ".join((t("hub.otp_prompt", "en"), t("hub.otp_prompt", "zh")))
     rule = {lang: t("hub.login.rule", lang) for lang in ("en", "zh")}

@@ -673,7 +673,7 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
                 say("hub.warden.ended", name=name, held=held, limit=FDS_PER_ACCOUNT)
             time.sleep(1)
             waited += 1 if waited >= 0 else 0
-        say("hub.failed", log=hub.log)
+        say("hub.ended", log=hub.log)  # it had started: said above (it read "did not start" after 30 minutes)
         return 1
     except KeyboardInterrupt:
         return 0
