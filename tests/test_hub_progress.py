@@ -527,3 +527,43 @@ def test_a_participants_page_is_titled_as_their_own_and_a_method_refused_is_said
     status, _, text = fetch(app, "/services/trainer/api/progress", "tok-a", method="POST", body={},
                             headers={"Accept-Language": "zh-CN"})
     assert status == 405 and json.loads(text)["error"]["message"] == t("trainer.error.method", "zh")
+
+
+def test_every_participant_of_the_hub_has_a_row_before_their_first_check(store):
+    """The trainer's view had a row only for those who had run a check: one who logged in and never reached one (a
+    server that would not start), the most stuck of all, was not on it. The hub's users are each a row; a hub
+    that cannot be asked leaves the rows the checks made."""
+    async def members():
+        return ["alice", "zed"]
+    app = progress.make_app(store, resolve=resolve, members=members)
+    assert report(app, "tok-a", "06", "right")[0] == 200
+    status, _, text = fetch(app, "/services/trainer/api/room", "tok-t")
+    rows = {r["user"]: r["cells"] for r in json.loads(text)["rows"]}
+    assert status == 200 and set(rows) == {"alice", "zed"} and rows["zed"] == {}, rows
+    page = fetch(app, "/services/trainer/", "tok-t", headers={"Accept": "text/html"})[2]
+    assert ">zed<" in page, page[:500]
+    own = json.loads(fetch(app, "/services/trainer/api/progress", "tok-a")[2])  # a participant: their own row alone
+    assert [r["user"] for r in own["rows"]] == ["alice"]
+
+
+def test_the_hubs_list_of_users_is_asked_once_in_a_while_and_a_hub_down_leaves_the_last(monkeypatch):
+    from agentlab.hub import members as m
+    asked, now = [], [0.0]
+
+    class Reply:
+        body = json.dumps([{"name": "ana"}, {"name": "trainer"}, {"name": "bo"}, "odd"]).encode()
+
+    class Client:
+        async def fetch(self, url, **kw):
+            asked.append((url, kw["headers"]["Authorization"]))
+            if len(asked) > 1:
+                raise OSError("the hub is down")
+            return Reply()
+    monkeypatch.setattr("tornado.httpclient.AsyncHTTPClient", Client)
+    members = m.hub_members(["trainer"], api_url="http://hub/api/", token="svc", clock=lambda: now[0])
+    assert asyncio.run(members()) == ["ana", "bo"]
+    now[0] += 1
+    assert asyncio.run(members()) == ["ana", "bo"] and len(asked) == 1  # kept for a while: one question
+    now[0] += m.KEEP + 1
+    assert asyncio.run(members()) == ["ana", "bo"] and len(asked) == 2  # asked again; down: the last list
+    assert asked[0] == ("http://hub/api/users", "token svc")

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..i18n import t
 from ..models.local import default_threads
-from . import progress, records, services
+from . import members, progress, records, services
 from .auth import MIN_PASSWORD
 
 __all__ = ["LOGS", "NOTES", "TRAINER_ROLE", "TRAINER_SCOPES", "HubSettings", "build", "server_env", "write_config"]
@@ -100,7 +100,8 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
     svc.append(trainer)
     svc = [services.logged(x, st / LOGS) for x in svc]  # each its own log: what one said when it stopped is its own
     svc += [dict(x) for x in extra_services]
-    roles = [{"name": "idle-culler", "services": ["idle-culler"],
+    roles = [{"name": "trainer-view", "services": ["trainer"], "scopes": list(members.SCOPES)},  # the room's names
+             {"name": "idle-culler", "services": ["idle-culler"],
               "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]},
              # a participant opens the trainer's view (and sees their own row only), beside JupyterHub's own "self"
              # without the tokens and share codes they could make without end (agentlab.hub.records)

@@ -313,12 +313,14 @@ def _key_hash(key: str) -> str:
 
 
 def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = PREFIX, trainer_group: str = NAME,
-             trainers: Iterable[str] = (), hub_auth: Any = None, room: Room | None = None) -> Any:
+             trainers: Iterable[str] = (), hub_auth: Any = None, room: Room | None = None,
+             members: Callable[[], Awaitable[list[str]]] | None = None) -> Any:
     """The service as a tornado application.
 
     ``resolve(token)`` says whose a token is (a user model with ``name``, ``groups``, maybe ``admin``), or None;
     by default the hub says (``hub_auth.user_for_token``), and a browser is identified by its OAuth cookie.
-    Tests inject their own resolver; nothing else differs.
+    Tests inject their own resolver; nothing else differs. ``members``: the room's participants (the hub's users,
+    :func:`agentlab.hub.members.hub_members`), each a row of the trainer's board before their first check.
 
     With ``room`` there is no hub (and no JupyterHub needs to be installed): a participant is identified by the
     room code, their name and their key (headers ``Authorization: room CODE``, ``X-Agentlab-Participant`` (the
@@ -489,14 +491,14 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
                 self.reply(_board(store.latest(user["name"]), [user["name"]], store.clock()))
 
     class Room_(Base):
-        def get(self) -> None:
+        async def get(self) -> None:
             user = self.who()
             if user is None:
                 return
             if not is_trainer(user):
                 return self.fail(403, "trainer_only")
             latest = store.latest()
-            self.reply({**_board(latest, [], store.clock()), "answers": _answers_json(store),
+            self.reply({**_board(latest, await members() if members else [], store.clock()), "answers": _answers_json(store),
                         "ranking": capstone_ranking(latest)})
 
     class Notes(Base):
@@ -512,7 +514,7 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             self.reply({"notebook": notebook, "lang": self.lang, "notes": text})
 
     class Page(Base):
-        def get(self) -> None:
+        async def get(self) -> None:
             given = self.get_query_argument("trainer", "")
             if room is not None and given:
                 if not hmac.compare_digest(given.encode(), room.trainer_secret.encode()):
@@ -533,7 +535,7 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             name, trainer = self.user["name"], is_trainer(self.user)
             now = store.clock()
             latest = store.latest(None if trainer else name)
-            board = _board(latest, [] if trainer else [name], now)
+            board = _board(latest, (await members() if members else []) if trainer else [name], now)
             # the capstone ranking: the trainer's choice to show (on a projector), never a participant's to see
             ranking = capstone_ranking(latest) if trainer and self.get_query_argument("ranking", "") == "show" else None
             # each notebook's notes, then its build exercise's (``NNb``), in the board's order
@@ -665,8 +667,10 @@ def main() -> None:
     store = Progress(state / "progress.sqlite")
     trainers = [n for n in os.environ.get("AGENTLAB_TRAINERS", "").split(",") if n]
     auth = HubOAuth.instance(cache_max_age=60)
+    from .members import hub_members
     app = make_app(store, prefix=os.environ.get("JUPYTERHUB_SERVICE_PREFIX", PREFIX), hub_auth=auth,
-                   trainer_group=os.environ.get("AGENTLAB_TRAINER_GROUP", NAME), trainers=trainers)
+                   trainer_group=os.environ.get("AGENTLAB_TRAINER_GROUP", NAME), trainers=trainers,
+                   members=hub_members(trainers))
 
     # every participant reaches it: at most PER_ACCOUNT connections open at once from each account of the machine
     # (one held 27,000 idle ones, reopened as the idle timeout closed them, and the trainer's page failed with 500)
