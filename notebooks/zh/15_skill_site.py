@@ -141,7 +141,7 @@ key = f"refund-A1001-{sent_before}"
 replies = [http.post("/api/skills/send_notification/execute", json=note, headers={"Idempotency-Key": key})
            for _ in range(2)]
 replies.append(http.post("/api/skills/send_notification/execute", json=note))
-outbox = outbox_file.read_text(encoding="utf-8").splitlines()[sent_before:]  # this run's
+outbox = outbox_file.read_text(encoding="utf-8").splitlines()[sent_before:]  # 这次运行的
 table_view(pd.DataFrame(
     [{"attempt": i + 1, "status": r.status_code, "Idempotent-Replayed": r.headers.get("Idempotent-Replayed"),
       "message_id": (r.json().get("result") or {}).get("message_id")} for i, r in enumerate(replies)]
