@@ -7,6 +7,7 @@ account), JupyterHub (requirements-hub.txt) and the proxy (npm ci in hub/): skip
 user's machine, failed in CI (AGENTLAB_CI=1).
 """
 import contextlib
+import html
 import importlib.util
 import json
 import os
@@ -1199,6 +1200,32 @@ def test_the_trainer_runs_the_room_from_the_admin_page_but_cannot_shut_the_hub_d
     assert refused.value.code == 403
     assert h.proc is not None and h.proc.poll() is None  # the room goes on
     assert _status(f"{h.url}/hub/api/users/ana", trainer) == 200
+
+
+def test_jupyterhubs_own_pages_a_participant_meets_speak_both_languages(hub):
+    """After an idle cull or a hub restart a participant met "Server not running ... Launch Server", and a wrong
+    address or a classmate's server through the hub "404 : Jupyter has lots of moons": English on a Chinese workshop's
+    every page but the login. Each says itself in both languages."""
+    from agentlab.i18n import t
+    h, admin_token, _ = hub
+    h.api(admin_token, "POST", "/users/noa")
+    token = h.api(admin_token, "POST", "/users/noa/tokens", {"note": "test"})["token"]
+
+    def page(path):
+        req = urllib.request.Request(f"{h.url}{path}", headers={"Authorization": f"token {token}",
+                                                                 "Accept": "text/html"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+    for path, keys in (("/hub/user/noa/", ("not_running_title", "not_running", "launch")),
+                       ("/hub/no-such-page", ("not_found",)), ("/hub/user/ana/", ("not_found",))):
+        status, text = page(path)
+        for key in keys:
+            for lang in ("en", "zh"):
+                assert t(f"hub.page.{key}", lang) in html.unescape(text), (path, status, key, lang, text[-1500:])
+        assert "lots of moons" not in text and "do not have permission" not in text, (path, text[-800:])
 
 
 def test_an_exercise_check_in_a_participants_kernel_reaches_the_trainers_view(hub):

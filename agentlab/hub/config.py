@@ -138,7 +138,12 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
                                                  "expired": "\n".join(t("hub.login.expired", x) for x in ("en", "zh"))},
                               # the menu of every hub page (hub/templates/page.html): its links in both languages
                               "agentlab_nav": {k: " / ".join(t(f"hub.nav.{k}", x) for x in ("en", "zh"))
-                                               for k in ("home", "token", "admin", "progress")}},
+                                               for k in ("home", "token", "admin", "progress")},
+                              # JupyterHub's own pages a participant meets (hub/templates): starting, not running,
+                              # refused, not found, each in both languages
+                              "agentlab_pages": {k: {x: t(f"hub.page.{k}", x) for x in ("en", "zh")} for k in (
+                                  "starting", "not_running_title", "not_running", "failed_title", "failed", "launch",
+                                  "relaunch", "forbidden", "not_found")}},
             "cleanup_servers": True, "cleanup_proxy": True,
         },
         "ConfigurableHTTPProxy": {
