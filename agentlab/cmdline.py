@@ -361,7 +361,6 @@ def half_width(argv: list[str], names: frozenset[str] | None = None) -> tuple[li
     or token) is never changed nor said back. The package's command line reads a line so only when it was refused as
     typed (:func:`agentlab.cli.main`): a valid command line always keeps its meaning."""
     import re
-    import unicodedata
     out: list[str] = []
     read: list[tuple[str, str]] = []
     lang_next = secret_next = False
@@ -391,12 +390,12 @@ def half_width(argv: list[str], names: frozenset[str] | None = None) -> tuple[li
             new = piece
             if lang_next:
                 lang_next = False
-                new = unicodedata.normalize("NFKC", piece).strip().lower()
+                new = full_to_half(piece).strip()  # its width alone: its case is the parser's to read, and say
             elif (found := _option(piece, names)) is not None:
                 name, eq, value = found
                 secret = re.search(_SECRET, name, re.I) is not None
                 if name == "--lang":
-                    value = unicodedata.normalize("NFKC", value).strip().lower()  # 中文: the parser's (_as_choice)
+                    value = full_to_half(value).strip()  # 中文, ZH, zh-CN: the parser's to read (_as_choice), and say
                 lang_next, secret_next = name == "--lang" and not eq, secret and not eq
                 new = name + eq + value
                 if secret and eq:  # its value kept as typed, and never said

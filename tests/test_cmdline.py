@@ -117,9 +117,9 @@ def test_run_py_local_names_itself_in_its_usage(capsys):
     (["demo", "－－lang", "zh"], ["demo", "--lang", "zh"], [("－－lang", "--lang")]),  # full-width hyphens
     (["demo", "--lang＝zh"], ["demo", "--lang=zh"], [("--lang＝zh", "--lang=zh")]),
     (["demo", "--lang", "ｚｈ"], ["demo", "--lang", "zh"], [("ｚｈ", "zh")]),
-    (["demo", "--lang", "ZH"], ["demo", "--lang", "zh"], [("ZH", "zh")]),
+    (["demo", "--lang", "ZH"], ["demo", "--lang", "ZH"], []),  # its case is the parser's to read, and say (below)
     (["demo　--lang", "zh"], ["demo", "--lang", "zh"], [("demo　--lang", "demo --lang")]),  # an ideographic space
-    (["demo", "——ｌａｎｇ＝ＺＨ"], ["demo", "--lang=zh"], [("——ｌａｎｇ＝ＺＨ", "--lang=zh")]),
+    (["demo", "——ｌａｎｇ＝ＺＨ"], ["demo", "--lang=ZH"], [("——ｌａｎｇ＝ＺＨ", "--lang=ZH")]),
 ])
 def test_options_typed_with_full_width_marks_are_read_as_half_width(typed, read, said):
     assert cmdline.half_width(typed) == (read, said)
@@ -213,3 +213,18 @@ def test_the_hubs_sizes_and_spaces_typed_on_a_chinese_keyboard_are_read_or_refus
         assert t("cli.not_size", lang, value=bad) in err and "Traceback" not in err, err
     assert hub_usage(["--lang", lang, "--users\u30003"]) is None  # run.py's check before installing: read, said once
     assert capsys.readouterr().err == ""  # (by the hub as it starts, not twice)
+
+
+@pytest.mark.parametrize("typed", ["zh-CN", "ZH", "Chinese"])
+def test_a_language_in_another_case_or_a_region_is_said_as_read_for_what_it_was(typed):
+    """``python run.py hub --lang zh-CN`` said "read zh-CN as zh-cn: options take half-width marks", the wrong reason
+    (no full-width mark was typed), then a second line. It is read once, as the choice it names, and said so."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+    done = subprocess.run([sys.executable, str(ROOT / "run.py"), "hub", "--lang", typed, "--users", "abc"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    said = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and said[0] == t("cli.read_choice", "zh", typed=typed, read="zh"), done.stderr
+    assert len(said) == 2 and said[1].startswith("错误："), done.stderr  # and then the real mistake, in Chinese
