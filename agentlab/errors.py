@@ -49,7 +49,7 @@ from .redaction import (
 )
 
 __all__ = ["CODES", "RESULT_LIMIT", "Category", "Problem", "Reason", "Stage", "ToolError", "ToolFailure", "UnknownCode", "UsageError",
-           "find_secrets", "friendly", "json_type", "make_error", "mask_personal", "redact", "redact_secrets",
+           "find_secrets", "friendly", "json_type", "make_error", "mask_personal", "names_a_field", "redact", "redact_secrets",
            "render", "retry_seconds", "with_stage"]
 
 Category = Literal["transient", "validation", "fatal"]
@@ -87,6 +87,13 @@ CODES: dict[str, tuple[Category, Stage]] = {
     "BUDGET_EXHAUSTED": ("fatal", "rule_blocked"),
     "SELF_CORRECTION_EXHAUSTED": ("fatal", "structure"),
 }
+
+
+def names_a_field(problem: Mapping[str, Any]) -> bool:
+    """Whether a problem, as the model reads it (:meth:`Problem.to_dict`), is about one field rather than the whole call
+    (``$``: a business rule such as an order that does not exist). A person is told a whole-call problem by its hint
+    alone: a trace cell and a build check had said it as "$：…", the path read as code."""
+    return problem.get("field") not in ("$", "", None)
 
 
 @quick  # one per thing wrong with every refused call: its nine fields set in one step

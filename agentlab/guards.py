@@ -18,7 +18,7 @@ from .retry import RetryPolicy
 if TYPE_CHECKING:
     from .i18n import Lang
 
-__all__ = ["GUARDS", "HARD_CAP", "NO_GUARDS", "BadSetting", "GuardConfig", "said_guards"]
+__all__ = ["GUARDS", "HARD_CAP", "NO_GUARDS", "BadSetting", "GuardConfig", "guards_off", "said_guards"]
 
 HARD_CAP = 50  # even with every guard off, no run is endless (in turns; a model that never answers is not bounded then)
 
@@ -138,6 +138,12 @@ def _fits(value: Any, kind: str) -> bool:
 GUARDS = ("all_calls", "validate", "readable_errors", "self_correction", "timeout", "retry",
           "idempotency", "approval", "step_budget", "repeat_limit", "max_calls_per_turn", "run_deadline")
 NO_GUARDS = GuardConfig().without(*GUARDS)
+
+
+def guards_off(label: str) -> set[str]:
+    """The guards a :attr:`GuardConfig.label` (a trace row's or a run's ``config``) says were off: ``"without validate,
+    retry"`` is ``{"validate", "retry"}``; any other label, none."""
+    return set(label.removeprefix("without ").split(", ")) & set(GUARDS) if label.startswith("without ") else set()
 
 
 def said_guards(label: str, lang: Lang = "en") -> str:

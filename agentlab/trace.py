@@ -17,6 +17,7 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .errors import names_a_field
 from .i18n import Lang, aside, colon, keys, t, t_or
 from .records import quick
 
@@ -240,10 +241,10 @@ def _told(text: str, lang: Lang = "en") -> str:
 
 
 def _problem_told(p: Mapping[str, Any], lang: Lang) -> str:
-    """One problem as a trace cell says it: where, what, and its hint. A problem with the whole call (``$``, a
-    business rule such as an order that does not exist) is its hint alone: "$：rule（找不到这个订单）" read as code."""
+    """One problem as a trace cell says it: where, what, and its hint; one with the whole call, its hint alone
+    (:func:`agentlab.errors.names_a_field`: "$：rule（找不到这个订单）" read as code)."""
     hint = str(p.get("hint") or "")
-    if p.get("field") in ("$", "", None) and hint:
+    if not names_a_field(p) and hint:
         return hint
     return f"{p.get('field')}{colon(lang)}{p.get('reason')}" + (aside(hint, lang) if hint else "")
 

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ToolFailure
-from ..guards import GUARDS, GuardConfig
+from ..guards import GuardConfig, guards_off
 from ..i18n import Lang, Listed, LocalizedError, t
 from ..lint import lint
 from ..loop import run_guarded
@@ -242,11 +242,6 @@ def cassette_settings(path: str | Path) -> dict | None:
 
 
 # --- reading a trace ------------------------------------------------------------------------
-def _off(label: str) -> set[str]:
-    """The guards a trace's ``guard_config`` label says were off ("without validate, retry")."""
-    return set(label.removeprefix("without ").split(", ")) & set(GUARDS) if label.startswith("without ") else set()
-
-
 def caught_by(run: Run, category: str) -> str | None:
     """The guard whose mark the trace shows on the fault of ``category``, or None when nothing caught it.
 
@@ -282,7 +277,7 @@ def _mark(e: Event) -> str | None:
     if e.error_category == "validation":
         if e.exec_ok is False:
             return "tool"  # the tool refused it itself: the loop let it through
-        if "validate" not in _off(e.guard_config):
+        if "validate" not in guards_off(e.guard_config):
             return "validate"
         return {"BAD_JSON": "parse", "UNKNOWN_TOOL": "tool_lookup"}.get(e.error_code or "", "validate")
     if e.retry_count:

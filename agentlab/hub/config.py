@@ -100,7 +100,7 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
     svc.append(trainer)
     svc = [services.logged(x, st / LOGS) for x in svc]  # each its own log: what one said when it stopped is its own
     svc += [dict(x) for x in extra_services]
-    roles = [{"name": "trainer-view", "services": ["trainer"], "scopes": list(members.SCOPES)},  # the room's names
+    roles = [{"name": "trainer-view", "services": [trainer["name"]], "scopes": list(members.SCOPES)},  # the room's names
              {"name": "idle-culler", "services": ["idle-culler"],
               "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]},
              # a participant opens the trainer's view (and sees their own row only), beside JupyterHub's own "self"

@@ -43,6 +43,7 @@ from pathlib import Path, PurePath
 from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
+from ..errors import names_a_field
 from ..guards import GuardConfig
 from ..i18n import LANGS, Lang, both, colon, joined, label, said, t
 from ..lint import lint
@@ -347,8 +348,7 @@ def plain_problems(error: Any, lang: Lang) -> str:
     problems = [p.to_dict(lang) for p in getattr(error, "problems", ())[:3]]
     if not problems:
         return error.text(lang) if error is not None else ""
-    # a problem with the whole call ("$": a business rule, no such order) is its hint alone: "$：…" read as code
-    return joined((p["hint"].rstrip("。.") if p["field"] in ("$", "") else f"{p['field']}{colon(lang)}{p['hint'].rstrip('。.')}"
+    return joined((f"{p['field']}{colon(lang)}{p['hint'].rstrip('。.')}" if names_a_field(p) else p["hint"].rstrip("。.")
                    for p in problems), lang)
 
 

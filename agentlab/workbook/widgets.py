@@ -17,7 +17,7 @@ from typing import Any, cast
 import ipywidgets as W
 
 from ..evals.outcome import reasons_in
-from ..guards import GUARDS, GuardConfig
+from ..guards import GUARDS, GuardConfig, guards_off
 from ..i18n import Lang, LocalizedError, accepted_lang, aside, colon, columns, joined, label, py_reason, said, t
 from ..jsonutil import JsonReason
 from ..lint import lint
@@ -126,7 +126,7 @@ def comparison_html(c: Comparison, lang: Lang = "en") -> str:
     plain-language account."""
     n, g = c.naive, c.guarded
     # validation off, the guarded run checks no call and counts none invalid (notebook 11's week 2): said beside its 0
-    unchecked = "validate" in g.config.removeprefix("without ").split(", ") if g.config.startswith("without ") else False
+    unchecked = "validate" in guards_off(g.config)
     counts = (f"<p><b>{t('ui.invalid', lang)}</b>{colon(lang)}{t('ui.naive', lang)} {n.invalid_calls} · "
               f"{t('ui.guarded', lang)} {g.invalid_calls}"
               f"{aside(t('ui.invalid_unchecked', lang), lang) if unchecked else ''}</p>")
