@@ -96,6 +96,15 @@ def mutate_call(fault: str, tc: ToolCall, tools: list[dict]) -> ToolCall:
         return tc
     schema = _spec(tools, tc.name)
     props = schema.get("properties", {})
+    # a tool the model was not offered (a router left it out, and a scripted model calls it anyway): its fields'
+    # types are read from the values themselves, so that a fault does not depend on what the router offered
+    shown = any(t.get("function", t).get("name") == tc.name for t in tools)
+
+    def numeric(k: str) -> bool:
+        if shown:
+            return props.get(k, {}).get("type") in ("number", "integer")
+        return isinstance(args[k], (int, float)) and not isinstance(args[k], bool)
+
     if fault == "camel_case":
         for k in list(args):
             if to_camel(k) != k:
@@ -107,14 +116,13 @@ def mutate_call(fault: str, tc: ToolCall, tools: list[dict]) -> ToolCall:
                 del args[k]
                 break
     elif fault == "wrong_type":
-        numbers = [k for k in args if props.get(k, {}).get("type") in ("number", "integer")]
+        numbers = [k for k in args if numeric(k)]
         if numbers:
             args[numbers[0]] = f"{args[numbers[0]]:g}元" if isinstance(args[numbers[0]], (int, float)) else "199元"
         elif args:
             args[next(iter(args))] = 12345
     elif fault == "amount_in_words":
-        numbers = [k for k in args if props.get(k, {}).get("type") in ("number", "integer")
-                   and isinstance(args[k], (int, float)) and not isinstance(args[k], bool)]
+        numbers = [k for k in args if numeric(k) and isinstance(args[k], (int, float)) and not isinstance(args[k], bool)]
         if numbers:
             args[numbers[0]] = in_words(args[numbers[0]])
     elif fault == "out_of_enum":
