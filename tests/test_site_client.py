@@ -67,6 +67,12 @@ def test_the_desk_through_the_site_ends_as_it_does_in_process(live_site):
     told = [m["content"] for m in remote.messages if m.get("role") == "tool"]
     assert '"did_you_mean": "order_id"' in told[0]  # caught before anything was sent
     assert '"INVALID_ARGS"' in told[2] and "must not exceed" in told[2]  # the site's 422, as the model reads it
+    # and where it happened, as in process: a business rule's refusal is semantic (the client had filed every site
+    # refusal under its code's default stage, so the same rule read "structure" through the site)
+    here = [json.loads(m["content"])["error"] for m in local.messages if m.get("role") == "tool" and '"ok": false' in m["content"]]
+    there = [json.loads(x)["error"] for x in told if '"ok": false' in x]
+    assert [(e["code"], e["category"], e["stage"]) for e in there] == [(e["code"], e["category"], e["stage"]) for e in here]
+    assert there[-1]["stage"] == "semantic"
     site.logs.flush()  # the call lines wait in memory for a moment (docs/site.md#logs)
     calls = [json.loads(x) for x in (site.data_dir / "logs" / "call.jsonl").read_text().splitlines()]
     assert {c["session_id"] for c in calls} == {"sess-desk"}

@@ -27,9 +27,9 @@ import os
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, get_args
 
-from ..errors import CODES, ToolError, ToolFailure, make_error
+from ..errors import CODES, Stage, ToolError, ToolFailure, make_error
 from ..i18n import Lang, LocalizedError, t
 from ..tools import Registry, Tool
 
@@ -210,9 +210,12 @@ def _failure(data: dict, status: int, retry_after: str | None = None) -> ToolFai
     if data.get("fallback_hint"):
         extra["fallback_hint"] = data["fallback_hint"]
     message = error.get("message") if status < 500 or status == 504 else None
+    # where in the chain the site said it happened (a business rule's refusal is semantic, not the schema's):
+    # kept when the code is the site's own and the stage one the taxonomy knows, else the code's default
+    stage = error.get("stage") if code == error.get("code") and error.get("stage") in get_args(Stage) else None
     return _fail(code, message=message, hint=error.get("hint"),
                  retry_after=retry_after if retry_after is not None else error.get("retry_after"),
-                 extra=extra or None, seconds=0)
+                 extra=extra or None, seconds=0, stage=stage)
 
 
 def _fail(code: str, **kw: Any) -> ToolFailure:
