@@ -1,7 +1,7 @@
 """The workbook's metrics, computed from runs (docs/metrics.md). The four headline numbers:
 
 * task success rate: runs the case's grader passed (final data, and the expected status: a correct
-  hand-over is a success); without a grader, runs that finished (``done*``).
+  hand-over is a success); without a grader, not measured (NaN): a run's own "done" proves nothing.
 * invalid-call rate: invalid tool calls / all tool calls (unparsable, unknown tool, bad arguments).
 * average steps: model turns per run.
 * human-takeover rate: runs that ended ``escalated`` or ``budget_exhausted``.
