@@ -191,4 +191,4 @@ print(build_refund_failure(my_amount_failure, lang=LANG))
 # - `GuardConfig(self_correction=2)` 的取舍：改得慢的模型本可完成的任务，与永远改不好的模型白白花掉的轮数。
 # - 给模型读的错误里绝不出现堆栈、SQL、内部地址或密钥，并且要说明重试有没有用。
 #
-# **下一步：** [04 · 瞬态、参数错误、致命：三类错误](04_transient_validation_fatal.ipynb)。配合阅读：[失败分类](../../docs/zh/failures.md#what-the-model-sees)；全部学习路径：[课程与路径](../../docs/zh/course.md)。
+# **下一步：** [04 · 瞬时、校验、致命：三类错误](04_transient_validation_fatal.ipynb)。配合阅读：[失败分类](../../docs/zh/failures.md#what-the-model-sees)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

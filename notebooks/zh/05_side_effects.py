@@ -28,7 +28,7 @@
 # - 从工具的业务键推出幂等键，并说明为什么幂等键从不由模型来写
 # - 说清 `OUTCOME_UNKNOWN`、租约和审批门各自防的是什么
 #
-# **先修：** [04 · 瞬态、参数错误、致命：三类错误](04_transient_validation_fatal.ipynb)。
+# **先修：** [04 · 瞬时、校验、致命：三类错误](04_transient_validation_fatal.ipynb)。
 #
 # **用时：** 约 35 分钟（阅读、运行、查找题和动手练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
 

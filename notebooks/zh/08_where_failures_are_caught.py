@@ -28,7 +28,7 @@
 # - 把每个错误码和故障归入五类失败
 # - 读懂四个核心指标，其中“成功”指评分器对数据的判定
 #
-# **先修：** [04 · 瞬态、参数错误、致命：三类错误](04_transient_validation_fatal.ipynb)、[06 · 停不下来的循环](06_loops_that_never_end.ipynb)、[07 · 一条消息里的多个工具调用](07_parallel_tool_calls.ipynb)。
+# **先修：** [04 · 瞬时、校验、致命：三类错误](04_transient_validation_fatal.ipynb)、[06 · 停不下来的循环](06_loops_that_never_end.ipynb)、[07 · 一条消息里的多个工具调用](07_parallel_tool_calls.ipynb)。
 #
 # **用时：** 约 25 分钟（阅读、运行、查找题和动手练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
 
@@ -141,7 +141,7 @@ print(build_which_guard(my_guards, lang=LANG))
 # ## 回顾
 #
 # - 本练习册的所有故障在一张矩阵里走过了两种循环。
-# - 重发后成功的调用，仍算作遇到过一次瞬态失败。
+# - 重发后成功的调用，仍算作遇到过一次瞬时失败。
 # - 规则拦截的结果是防护按设计生效，单独统计。
 # - 四个核心指标和上面的表格来自同一批运行。
 #
