@@ -170,11 +170,19 @@ for size in SIZES:
 # see those.
 
 # %%
+GROUP = {k: t(f"nb18.kind_group.{k}", LANG) for k in ("contract", "meaning")}
+
+
+def kind_name(kind: str) -> str:
+    """A kind as every table, plot and picker below names it: its key, and its group."""
+    if kind not in bfcl.KINDS:
+        return label(kind, LANG)
+    return kind + aside(GROUP["contract"] if kind in bfcl.CONTRACT_KINDS else GROUP["meaning"], LANG)
+
+
 def kinds_table(size: str) -> pd.DataFrame:
     table = pd.DataFrame(FIG[size].kinds).loc[list(bfcl.KINDS), list(bfcl.MODES)]
-    group = {k: t(f"nb18.kind_group.{k}", LANG) for k in ("contract", "meaning")}
-    table.index = [label(k, LANG) + aside(group["contract"] if k in bfcl.CONTRACT_KINDS else group["meaning"], LANG)
-                   for k in table.index]  # each kind named as the plots below name it
+    table.index = [kind_name(k) for k in table.index]
     table[t("nb18.what_it_is", LANG)] = [t(f"bfcl.kind.{k}", LANG) for k in bfcl.KINDS]
     return table
 
@@ -189,7 +197,7 @@ if SIZES:
     k = FIG[size].kinds
     with cjk_fonts():
         fig, ax = plt.subplots(figsize=(11, 4))
-        plot_bars({kind: {m: k[m][kind] for m in bfcl.MODES} for kind in bfcl.KINDS}, ax=ax,
+        plot_bars({kind_name(kind): {m: k[m][kind] for m in bfcl.MODES} for kind in bfcl.KINDS}, ax=ax,
                   title=t("nb18.said.kinds_title", LANG, size=size), ylabel=t("nb18.said.replies", LANG), lang=LANG)
         plt.xticks(rotation=30, ha="right")
         plt.tight_layout()
@@ -216,7 +224,8 @@ def transition_table(size: str, after: str) -> pd.DataFrame:
     table = pd.DataFrame(0, index=order, columns=order)
     for a, b, n in FIG[size].transitions[after]:  # (single's kind or "right", the other mode's, questions)
         table.loc[a, b] = n
-    return table.loc[(table.sum(axis=1) > 0), (table.sum(axis=0) > 0)]
+    table = table.loc[(table.sum(axis=1) > 0), (table.sum(axis=0) > 0)]
+    return table.rename(index=kind_name, columns=kind_name)
 
 
 for size in SIZES[:1]:
@@ -251,7 +260,7 @@ def examples_shown(size: str, kind: str) -> None:
     """The modes said in LANG; the cells are what the model wrote (✓ right, ✗ wrong), quoted as they were."""
     shown = examples(size, kind)
     if shown.empty:
-        print(t("nb18.said.no_examples", LANG, kind=label(kind, LANG)))
+        print(t("nb18.said.no_examples", LANG, kind=kind_name(kind)))
     else:
         display(shown.rename(columns=lambda c: label(c, LANG)))
 
@@ -259,7 +268,7 @@ def examples_shown(size: str, kind: str) -> None:
 if SIZES:
     pick = widgets.interactive(examples_shown,
                                size=widgets.Dropdown(options=SIZES, description=t("nb18.said.model", LANG)),
-                               kind=widgets.Dropdown(options=[(label(k, LANG), k) for k in bfcl.KINDS], value="unknown_field",
+                               kind=widgets.Dropdown(options=[(kind_name(k), k) for k in bfcl.KINDS], value="unknown_field",
                                                      description=t("nb18.said.kind", LANG)))
     display(pick)
 

@@ -389,6 +389,12 @@ def test_notebook_18_shows_every_result_and_judges_its_exercise_truly(path, data
     word = {state: t("exercise.word." + state.replace(" ", "_"), lang) for state in ("not yet", "right", "wrong")}
     assert blank.startswith("… " + word["not yet"]), blank
     assert right.startswith("✓ " + word["right"]) and "bad_json" in right, right
+    # each kind named by its key everywhere: the glossary's word for notebook 17's no_call verdict (没有调用) had named
+    # one of the eleven kinds in Chinese in every table, plot and picker here, beside ten keys
+    from agentlab.evals import bfcl
+    from agentlab.i18n import label
+    shown = json.dumps([o.get("data", {}) for o in outputs], ensure_ascii=False)
+    assert [label(k, lang) for k in bfcl.KINDS if label(k, lang) != k and label(k, lang) in shown] == []
     assert wrong.startswith("✗ " + word["wrong"]) and none.startswith("✗ " + word["wrong"]), (wrong, none)
 
 

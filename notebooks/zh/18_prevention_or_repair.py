@@ -139,11 +139,19 @@ for size in SIZES:
 # 每条错误回复都归入一个类别（`bfcl.KINDS`，按顺序取第一个匹配的）。前六类违反了工具的契约：由契约构造出来的语法应该让它们不可能出现，而防护能看到其中的每一个。另外五类守住了契约，却依然答错了题：函数存在但选错了、函数对了但取值错、调用次数不够、该调用时只回了文字、不该调用时却调用了：这些是任何语法、任何 schema 检查都看不到的。
 
 # %%
+GROUP = {k: t(f"nb18.kind_group.{k}", LANG) for k in ("contract", "meaning")}
+
+
+def kind_name(kind: str) -> str:
+    """下面每张表、每张图和选择框对一种失败的叫法：它的键名，加上它所属的一组。"""
+    if kind not in bfcl.KINDS:
+        return label(kind, LANG)
+    return kind + aside(GROUP["contract"] if kind in bfcl.CONTRACT_KINDS else GROUP["meaning"], LANG)
+
+
 def kinds_table(size: str) -> pd.DataFrame:
     table = pd.DataFrame(FIG[size].kinds).loc[list(bfcl.KINDS), list(bfcl.MODES)]
-    group = {k: t(f"nb18.kind_group.{k}", LANG) for k in ("contract", "meaning")}
-    table.index = [label(k, LANG) + aside(group["contract"] if k in bfcl.CONTRACT_KINDS else group["meaning"], LANG)
-                   for k in table.index]  # 每种失败的叫法和下面的图一样
+    table.index = [kind_name(k) for k in table.index]
     table[t("nb18.what_it_is", LANG)] = [t(f"bfcl.kind.{k}", LANG) for k in bfcl.KINDS]
     return table
 
@@ -158,7 +166,7 @@ if SIZES:
     k = FIG[size].kinds
     with cjk_fonts():
         fig, ax = plt.subplots(figsize=(11, 4))
-        plot_bars({kind: {m: k[m][kind] for m in bfcl.MODES} for kind in bfcl.KINDS}, ax=ax,
+        plot_bars({kind_name(kind): {m: k[m][kind] for m in bfcl.MODES} for kind in bfcl.KINDS}, ax=ax,
                   title=t("nb18.said.kinds_title", LANG, size=size), ylabel=t("nb18.said.replies", LANG), lang=LANG)
         plt.xticks(rotation=30, ha="right")
         plt.tight_layout()
@@ -184,7 +192,8 @@ def transition_table(size: str, after: str) -> pd.DataFrame:
     table = pd.DataFrame(0, index=order, columns=order)
     for a, b, n in FIG[size].transitions[after]:  # （单次回答下的失败种类或 "right"，另一种模式下的，题目列表）
         table.loc[a, b] = n
-    return table.loc[(table.sum(axis=1) > 0), (table.sum(axis=0) > 0)]
+    table = table.loc[(table.sum(axis=1) > 0), (table.sum(axis=0) > 0)]
+    return table.rename(index=kind_name, columns=kind_name)
 
 
 for size in SIZES[:1]:
@@ -212,7 +221,7 @@ def examples_shown(size: str, kind: str) -> None:
     """各模式按 LANG 的语言显示；单元格里是模型写的原话（✓ 对，✗ 错），照原样引用。"""
     shown = examples(size, kind)
     if shown.empty:
-        print(t("nb18.said.no_examples", LANG, kind=label(kind, LANG)))
+        print(t("nb18.said.no_examples", LANG, kind=kind_name(kind)))
     else:
         display(shown.rename(columns=lambda c: label(c, LANG)))
 
@@ -220,7 +229,7 @@ def examples_shown(size: str, kind: str) -> None:
 if SIZES:
     pick = widgets.interactive(examples_shown,
                                size=widgets.Dropdown(options=SIZES, description=t("nb18.said.model", LANG)),
-                               kind=widgets.Dropdown(options=[(label(k, LANG), k) for k in bfcl.KINDS], value="unknown_field",
+                               kind=widgets.Dropdown(options=[(kind_name(k), k) for k in bfcl.KINDS], value="unknown_field",
                                                      description=t("nb18.said.kind", LANG)))
     display(pick)
 
