@@ -112,7 +112,8 @@ panel
 # %% [markdown]
 # ## Exercise
 #
-# In the guarded runs, which stage of the chain holds the largest share of failures?
+# In the guarded runs, which stage of the chain holds the largest share of failures? Where two stages hold the same
+# largest share, name either of them, or both.
 
 # %%
 my_answer = None  # a stage: structure, semantic, execution or rule_blocked

@@ -110,7 +110,7 @@ panel
 # %% [markdown]
 # ## 练习
 #
-# 在防护循环的运行里，哪个链路环节的失败占比最大？
+# 在防护循环的运行里，哪个链路环节的失败占比最大？如果两个环节并列最大，说出其中一个或两个都行。
 
 # %%
 my_answer = None  # 一个链路环节：structure、semantic、execution 或 rule_blocked
