@@ -97,7 +97,11 @@ def test_metrics_panel_shows_table_and_plot():
     from agentlab.workbook.demo import compare_loops
     cs = [compare_loops(f) for f in ("camel_case", "lost_reply")]
     m = MetricsPanel({"naive": [c.naive for c in cs], "guarded": [c.guarded for c in cs]})
-    assert "task_success_rate" in m.table.value and "guarded" in m.table.value
+    assert "guarded" in m.table.value
+    # each of the six under its full name, in English too (the four had been identifiers beside two full names)
+    heads = re.findall(r"<th>([^<]*)</th>", m.table.value)[1:]
+    assert heads == ["task success rate", "invalid-call rate", "average steps", "human takeover rate",
+                     "task success (finished and checked)", "takeover (anything not finished)"], heads
     assert any("image/png" in o.get("data", {}) for o in m.plot.outputs)
 
 

@@ -321,8 +321,9 @@ def metrics_table_html(rows: Mapping[str, Mapping[str, Any]], lang: Lang = "en")
     # beside the workbook's four, the stricter two (docs/metrics.md#two-ways-to-count), named in full in every language
     cols += [c for c in ("checked_success_rate", "unfinished_rate") if all(c in m for m in rows.values())]
     strict = ("checked_success_rate", "unfinished_rate")
-    head = "".join(f"<th>{t('metrics2.' + c, lang) if c in strict else c if lang == 'en' else t('eval.' + c, lang)}</th>"
-                   for c in cols)
+    # every metric under its full name, in English too: the four had read as identifiers (task_success_rate) beside
+    # the stricter two's full names, two kinds of name for one row of numbers
+    head = "".join(f"<th>{t('metrics2.' + c, lang) if c in strict else t('eval.' + c, lang)}</th>" for c in cols)
     body = "".join(f"<tr><td><b>{html.escape(label(group, lang))}</b></td>" + "".join(
         f"<td>{m[c]:.2f}</td>" for c in cols) + "</tr>" for group, m in rows.items())
     return f"<h4>{t('ui.metrics', lang)}</h4><table><tr><th></th>{head}</tr>{body}</table>"
@@ -346,9 +347,7 @@ class MetricsPanel(App):
         rows = {group: summarize(rs, self.correct) for group, rs in runs.items()}
         self.table.value = metrics_table_html(rows, self.lang)
         metrics = ["task_success_rate", "invalid_call_rate", "takeover_rate"]
-        # the metric's own name in English (as before), its catalogue name in another language
-        data = {(m if self.lang == "en" else t("eval." + m, self.lang)): {group: rows[group][m] for group in rows}
-                for m in metrics}
+        data = {t("eval." + m, self.lang): {group: rows[group][m] for group in rows} for m in metrics}  # as the table names them
         _show(self.plot, figure(lambda ax: plot_bars(data, ax=ax, title=t("ui.metrics", self.lang), lang=self.lang)))
         return rows
 
