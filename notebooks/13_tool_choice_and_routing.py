@@ -54,10 +54,11 @@ registry = expense.make_registry(ledger, lang=LANG)
 prompt = expense.expense_prompt(LANG, state=ledger)
 
 # %% [markdown]
-# ## tool_choice, four ways
+# ## tool_choice: four values, and a function that picks one each turn
 #
-# The same scripted model each time: it first answers in words ("Let me look."), then searches for the
-# record, then asks to delete it, then answers. What each setting shows the model, and what the loop does:
+# The four values, then `confirm_first`, a function of the conversation that picks one of them each turn. The same
+# scripted model each time: it first answers in words ("Let me look."), then searches for the record, then asks to
+# delete it, then answers. What each setting shows the model, and what the loop does:
 
 # %%
 def model():

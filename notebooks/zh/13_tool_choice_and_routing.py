@@ -52,9 +52,9 @@ registry = expense.make_registry(ledger, lang=LANG)
 prompt = expense.expense_prompt(LANG, state=ledger)
 
 # %% [markdown]
-# ## tool_choice 的四种取值
+# ## tool_choice：四种取值，外加一个每轮从中选一个的函数
 #
-# 每次用的都是同一个脚本模型：它先用文字回一句（“我先查一下。”），再搜索那条记录，然后要求删除，最后作答。下面看每种设置让模型看到了什么，循环又做了什么：
+# 先是四种取值，再是 `confirm_first`：一个读对话、每轮从四种取值里选一个的函数。每次用的都是同一个脚本模型：它先用文字回一句（“我先查一下。”），再搜索那条记录，然后要求删除，最后作答。下面看每种设置让模型看到了什么，循环又做了什么：
 
 # %%
 def model():
