@@ -70,7 +70,7 @@ def read_text(path: str | Path, what: str, error: Callable[..., Exception]) -> s
     if Path(path).is_dir():
         raise error("input.is_dir", **where)
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8-sig")  # a BOM (Windows Notepad saves one) is no part of the text
     except FileNotFoundError:
         raise error("input.missing", **where) from None
     except UnicodeDecodeError:

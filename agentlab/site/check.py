@@ -138,7 +138,7 @@ def desk_cases_path() -> Path:
 
 def _read(path: Path, default_skill: str | None) -> list[CheckCase]:
     cases = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("//"):
             continue
         where = f"{path.parent.name}/{path.name}:{n}"

@@ -193,7 +193,7 @@ class Skill:
 
 def read_meta(path: str | Path) -> SkillMeta:
     """A :class:`SkillMeta` from a ``skill.json`` (lists become tuples; unknown fields are an error)."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
     for key in ("tags", "examples", "notes", "changelog", "idempotency_fields"):
         if key in data:
             data[key] = tuple(data[key])
