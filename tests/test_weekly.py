@@ -184,7 +184,9 @@ def test_promote_appends_a_case_the_suite_reads(tmp_path, convs):
     first = promote_conversation(convs[0], suite, store)
     # kept again (a colleague sharing the review, or a second click): the case it became, not a second copy of it
     assert promote_conversation(convs[0], suite, store) == first
-    other = promote_conversation(convs[1], suite, store)
+    other = promote_conversation(convs[2], suite, store)
+    with pytest.raises(WeeklyError):  # it calls lookup_customer, which no desk has: the log review keeps it out too
+        promote_conversation(convs[1], suite, store)
     cases = load_cases(suite)
     assert [c.id for c in cases] == [first, other] and first != other
     assert cases[0].category == "regression" and json.loads(suite.read_text().splitlines()[0])["fake"]["script"]
@@ -379,3 +381,21 @@ def test_a_telemetry_turn_that_only_made_calls_is_shown_once_as_its_calls():
         said = [m.get("content") or "" for m in conv.messages if m["role"] == "assistant"]
         assert not [x for x in said if x.lstrip().startswith("→")], said
         assert any(m.get("tool_calls") for m in conv.messages)
+
+
+def test_a_conversation_no_desk_can_replay_is_not_kept_as_a_case(tmp_path):
+    # the log review says such a conversation "cannot be replayed, so it is not in the file"; the weekly review kept
+    # it anyway, as an after-sales case with the team's own tool names, which `eval` then graded a pass every time
+    line = {"messages": [
+        {"role": "user", "content": "退掉订单 A1001"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "查询订单", "arguments": "{\"单号\": \"A1001\""}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "{\"ok\": false, \"error\": {\"code\": \"BAD_JSON\"}}"},
+        {"role": "assistant", "content": "好的"}], "created": "2026-03-02T10:00:00Z"}
+    log = tmp_path / "team.jsonl"
+    log.write_text(json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
+    [conv] = conversations_of_logs(log)
+    suite = tmp_path / "regression.jsonl"
+    with pytest.raises(WeeklyError) as caught:
+        promote_conversation(conv, suite, ReviewStore(tmp_path))
+    assert caught.value.key == "weekly.err.not_runnable" and not suite.exists()
