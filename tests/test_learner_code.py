@@ -55,6 +55,20 @@ def test_code_that_never_ends_is_stopped_and_said_so(monkeypatch, notebook, code
     assert sent and set(sent) == {f"{notebook}b"}, sent
 
 
+def _exits(*args, **kwargs):
+    import sys
+    sys.exit()
+
+
+@pytest.mark.parametrize("notebook", CHECKS)
+def test_code_that_calls_sys_exit_gets_a_verdict_in_its_language(notebook):
+    """sys.exit() in a learner's function went past every build check: IPython printed SystemExit and its English
+    warning, in the Chinese notebooks too, and no verdict."""
+    for lang, words in (("en", "called sys.exit()"), ("zh", "调用了 sys.exit()")):
+        feedback = CHECKS[notebook](_exits, lang)
+        assert not feedback.ok and words in feedback.message, feedback
+
+
 @pytest.mark.parametrize("notebook", CHECKS)
 def test_a_stop_during_the_check_is_a_sentence(notebook):
     for lang, words in (("en", "stopped before it finished"), ("zh", "检查还没完成就被停下了")):

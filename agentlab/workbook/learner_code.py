@@ -206,13 +206,18 @@ def bounded(notebook: str | None = None, *, seconds: float | None = None) -> Cal
             # made before the timer starts: a limit that rang while it was being set (a timer of half a millisecond)
             # is this check's own, and was taken for an outer check's, out of every handler, as a KeyboardInterrupt
             limit = _Limit()
+            exited = False
             try:
                 with _limited(limit_s, limit):
                     return check(*args, **kwargs)
             except KeyboardInterrupt as exc:
                 if isinstance(exc, OutOfTime) and not limit.rang:
                     raise  # an outer check's limit: that check says it
-            if limit.rang:  # however the stop reached here (the probe makes it its own interrupt)
+            except SystemExit:  # sys.exit() or exit() in the learner's code: IPython's English, and no verdict
+                exited = True
+            if exited:
+                feedback = _say("wrong", t("build.exited", lang), lang)
+            elif limit.rang:  # however the stop reached here (the probe makes it its own interrupt)
                 feedback = _say("wrong", t("build.too_long", lang, seconds=limit_s), lang)
             else:
                 feedback = _say("not yet", t("build.stopped", lang), lang)
