@@ -594,3 +594,28 @@ def test_a_refusal_of_the_whole_call_is_said_to_a_learner_in_words_never_as_its_
     assert "$" not in said and ("no order has that number" if lang == "en" else "找不到这个订单") in said, said
     assert "amount" in said, said
 
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_schema_that_holds_itself_is_a_sentence_at_once(lang):
+    """my_schema["properties"]["self"] = my_schema: notebook 01's check walked it for good (the stop button then
+    printed the workbook's own traceback) and two build checks said "does your code loop forever?" after 20 s."""
+    import time
+
+    from agentlab.i18n import t
+    from agentlab.workbook.builds_guards import build_refund_contract
+    from agentlab.workbook.builds_site import skill_schema_holds
+    from agentlab.workbook.exercises import schema_contract
+
+    def holds_itself():
+        schema = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
+        schema["properties"]["self"] = schema
+        return schema
+
+    said = t("schema.contains_itself", lang, where="#").split("#")[0]
+    for check in (lambda: schema_contract(holds_itself(), "Refund a paid order that has not shipped.", lang=lang),
+                  lambda: build_refund_contract(holds_itself(), lang=lang),
+                  lambda: skill_schema_holds(holds_itself(), lang=lang)):
+        started = time.monotonic()
+        feedback = check()
+        assert time.monotonic() - started < 5 and not feedback.ok and said in feedback.message, feedback

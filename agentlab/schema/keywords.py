@@ -123,13 +123,18 @@ def check_keywords(schema: Any) -> None:
     The message names the keyword and where it is, as a JSON pointer (``#/properties/code/minLength``).
     Patterns must compile (as ECMA-262, see :func:`ecma_to_python`). Unknown keywords are not judged.
     """
-    todo: list[tuple[Any, Pointer]] = [(schema, ())]
+    # each node with the objects above it: a schema built in code can hold itself (a notebook's learner wrote
+    # my_schema["properties"]["self"] = my_schema), which JSON cannot say and whose walk never ended
+    todo: list[tuple[Any, Pointer, tuple[int, ...]]] = [(schema, (), ())]
     while todo:
-        node, at = todo.pop()
+        node, at, above = todo.pop()
         if isinstance(node, bool):
             continue
         if not isinstance(node, dict):
             raise SchemaError("schema.not_a_schema_at", got=json_type(node), where=_where(at))
+        if id(node) in above:
+            raise SchemaError("schema.contains_itself", where=_where(at))
+        above += (id(node),)
         for k, v in node.items():
             why = _keyword_problem(k, v)
             if why is not None:
@@ -144,7 +149,7 @@ def check_keywords(schema: Any) -> None:
                 raise SchemaError("schema.pattern_bad_at", pattern=p, error=exc, where=_where(where)) from None
         for k, name, sub in _children(node):
             if k != "additionalItems":  # not a 2020-12 keyword: not judged
-                todo.append((sub, at + (k,) + (() if name is None else (str(name),))))
+                todo.append((sub, at + (k,) + (() if name is None else (str(name),)), above))
 
 
 _KNOWN = KEYWORDS | ANNOTATIONS | DELEGATED
