@@ -231,8 +231,9 @@ print(answer_is(my_answer, idempotency_key(reg["create_refund"], {"order_id": "A
 # refund's arguments (a dict) and returns the text that says *which* refund this is. The check keys
 # `create_refund` with it and runs the guarded loop with only the key in the way (the desk's rule that refuses a
 # refunded order is off): under a lost reply (`lost_reply`), a repeated call (`duplicate_call`), two calls in one
-# message (`parallel_call`) and the same refund sent again with a reworded remark (`reworded_repeat`), order A1001
-# must be refunded once; asked for two orders of the same amount (`two_orders`), each must be refunded once. It says
+# message (`parallel_call`), the same refund sent again with a reworded remark (`reworded_repeat`) and the same
+# refund sent again with another amount (`second_amount`), order A1001 must be refunded once; asked for two orders of
+# the same amount (`two_orders`), each must be refunded once. It says
 # which of these cases your key handles and what still breaks.
 
 # %%

@@ -199,9 +199,9 @@ print(handled_without_adapter(my_answer, rows, FAULTS, lang=LANG))
 # arguments that names the intent, like `lambda args: args["order_id"]`) or `None` (all its arguments, within one
 # conversation). Predict first: with `["refund", "note"]`, what happens to a refund retried after the caller restarted
 # without its thread id? The check sends each call through a fresh guard on one store that outlives the process: the
-# same refund twice in a thread (one is right), from a new thread (one), the same note twice in a thread (one), the
-# same words noted in two threads (two), the status read before and after a refund (read twice), and refunds of two
-# different orders (two).
+# same refund twice in a thread (one is right), the same order's refund again with another amount (one), from a new
+# thread (one), the same note twice in a thread (one), the same words noted in two threads (two), the status read
+# before and after a refund (read twice), and refunds of two different orders (two).
 
 # %%
 from agentlab.workbook.builds_frameworks import guard_wired

@@ -307,6 +307,10 @@ def test_an_answer_that_only_looks_right_fails(lang):
     "should not depend on the chat")."""
     const = bf.guard_wired({"refund": lambda a: "x", "note": None}, lang=lang)
     assert const.state == "wrong" and ("two different orders" if lang == "en" else "两个不同订单") in const.message
+    # the order and its amount: one refund per order, whatever the amount (notebook 05's answer), and none of the
+    # situations had changed the amount
+    priced = bf.guard_wired({"refund": lambda a: a["order_id"] + str(a["amount"]), "note": None}, lang=lang)
+    assert priced.state == "wrong" and ("another amount" if lang == "en" else "换了个金额") in priced.message
     every = bs.key_scope_holds(lambda a, s: json.dumps(a, sort_keys=True), lang=lang)
     assert every.state == "wrong" and ("reworded" if lang == "en" else "换了说法") in every.message, every.message
     refused = bs.key_scope_holds(lambda a, s: "退款:" + a["order_id"], lang=lang)

@@ -26,6 +26,8 @@ __all__ = ["WIRE_SITUATIONS", "guard_wired"]
 WIRE_SITUATIONS: tuple[tuple[str, tuple[tuple[str, dict, str], ...], str, int], ...] = (
     ("twice", (("refund", {"order_id": "A1", "amount": 30}, "thread-1"),
                ("refund", {"order_id": "A1", "amount": 30}, "thread-1")), "refund", 1),
+    ("second_amount", (("refund", {"order_id": "A1", "amount": 30}, "thread-1"),
+                       ("refund", {"order_id": "A1", "amount": 20}, "thread-1")), "refund", 1),
     ("new_thread", (("refund", {"order_id": "A1", "amount": 30}, "thread-1"),
                     ("refund", {"order_id": "A1", "amount": 30}, "thread-2")), "refund", 1),
     ("note_twice", (("note", {"order_id": "A1", "text": "call back after 6 pm"}, "thread-1"),
@@ -47,7 +49,7 @@ def _wired(my_writes: Any, steps: Sequence[tuple[str, dict, str]]) -> dict[str, 
     from ..adapters.core import Contract, Guard
     ran: Counter[str] = Counter()
     obj = {"type": "object", "required": ["order_id"]}
-    contracts = [Contract("refund", "Refund part of an order.", {**obj, "properties": {
+    contracts = [Contract("refund", "Refund an order (once per order).", {**obj, "properties": {
                      "order_id": {"type": "string"}, "amount": {"type": "number"}}}),
                  Contract("lookup", "An order's status.", {**obj, "properties": {"order_id": {"type": "string"}}}),
                  Contract("note", "Add a note to an order's file.", {**obj, "properties": {
@@ -87,7 +89,7 @@ def _recording(key: Callable[[dict], Any], raised: list[BaseException], tool: st
 def guard_wired(my_writes: Any, lang: Lang = "en") -> Feedback:
     """19: the ``writes`` a framework's tools are wrapped with (``refund``, ``lookup``, ``note``): a list of the tools
     that change the world, or a dict of each to its business key (a function of the arguments) or None. Run in the
-    five situations of :data:`WIRE_SITUATIONS`."""
+    situations of :data:`WIRE_SITUATIONS`."""
     from ..errors import UsageError
     if my_writes is None:
         return _say("not yet", t("build.nb19.todo", lang), lang)

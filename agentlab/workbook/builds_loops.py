@@ -24,7 +24,7 @@ _log = logging.getLogger(__name__)
 
 # --- 05: the business key of a write --------------------------------------------------------------------------------
 
-_05_CASES = ("lost_reply", "duplicate_call", "parallel_call", "reworded_repeat", "two_orders")
+_05_CASES = ("lost_reply", "duplicate_call", "parallel_call", "reworded_repeat", "second_amount", "two_orders")
 
 
 def _refund_call(order_id: str, amount: float, remark: str = "") -> Any:
@@ -37,8 +37,8 @@ def _refund_call(order_id: str, amount: float, remark: str = "") -> Any:
 def build_business_key(fn: Callable[[dict], Any] | None, lang: Lang = "en") -> Feedback:
     """05: ``fn(args)``, the business key of a refund: the loop keys ``create_refund`` with it. The check runs the
     guarded loop with only the key between a repeat and a second payment (the desk's status rule is off): under a
-    lost reply, a repeated call, two calls in one message and a repeat with a reworded remark, order A1001 must be
-    refunded once; asked to refund two orders of the same amount, each once."""
+    lost reply, a repeated call, two calls in one message, a repeat with a reworded remark and a repeat with another
+    amount, order A1001 must be refunded once; asked to refund two orders of the same amount, each once."""
     import random
 
     from ..guards import GuardConfig
@@ -96,6 +96,8 @@ def build_business_key(fn: Callable[[dict], Any] | None, lang: Lang = "en") -> F
         elif case == "reworded_repeat":
             model = ScriptedModel([_refund_call("A1001", 199.0), _refund_call("A1001", 199.0, "customer changed mind"),
                                    say("Refunded.")])
+        elif case == "second_amount":  # one refund per order, whatever the amount: a key with the amount paid twice
+            model = ScriptedModel([_refund_call("A1001", 199.0), _refund_call("A1001", 99.0), say("Refunded.")])
         elif case == "two_orders":
             model = ScriptedModel([_refund_call("A1005", 19.9), _refund_call("A1008", 19.9), say("Refunded both.")])
         else:

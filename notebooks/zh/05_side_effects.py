@@ -223,7 +223,7 @@ print(answer_is(my_answer, idempotency_key(reg["create_refund"], {"order_id": "A
 # 循环从工具的业务键算出幂等键。写好 `my_business_key`：它拿到一笔退款的参数（字典），返回说明“这是哪一笔退款”的文本。
 # 检查会用它给 `create_refund` 定键，并在只有键拦着的情况下运行防护循环（业务台拒绝已退款订单的那条规则关掉了）：
 # 响应丢失（`lost_reply`）、重复调用（`duplicate_call`）、一条消息里调用两次（`parallel_call`）、只改了备注又发一遍
-# （`reworded_repeat`），这几种情况下订单 A1001 都只能退一次；要求给两个金额相同的订单退款时（`two_orders`），每个都要
+# （`reworded_repeat`）、换了个金额又发一遍（`second_amount`），这几种情况下订单 A1001 都只能退一次；要求给两个金额相同的订单退款时（`two_orders`），每个都要
 # 退一次。检查会按这些名字告诉你你的键处理好了哪些情况、还有什么不对。
 
 # %%
