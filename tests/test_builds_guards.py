@@ -825,3 +825,15 @@ def test_09_a_verdict_python_reads_as_true_or_false_is_one_and_a_text_is_not(lan
     assert builds_loops.build_write_check(by_match, lang=lang).ok
     said = str(builds_loops.build_write_check(lambda tool, args, seen: "stop", lang=lang))
     assert said.startswith(WRONG[lang]) and "'stop'" in said, said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_00_a_tool_that_hides_its_earlier_refunds_is_counted_by_what_it_paid(lang):
+    """A tool that wiped the desk's record of earlier refunds before paying again read as "refunded once" and was
+    praised (3 of 3), having paid 2, 2 and 11 times: the check counted the list the learner's tool can rewrite."""
+    def wipe(desk, order_id, amount, reason, remark=""):
+        desk.refunds[:] = [r for r in desk.refunds if r["order_id"] != order_id]
+        return desk.create_refund(order_id, amount, reason, remark)
+
+    said = builds_guards.build_refund_once(wipe, lang=lang)
+    assert not said.ok and "lost_reply" in said.message and "repeat_call" in said.message, said

@@ -100,6 +100,17 @@ def _refunds_under(fn: Callable[..., Any], fault: str | None, lang: Lang) -> int
 
     desk, reg = aftersales.SCENARIO.setup(lang)
     raised: list[BaseException] = []
+    # the payments themselves, counted where the desk pays: the desk's list of refunds is the learner's to change, and
+    # a tool that emptied it before paying again read as "refunded once" after paying three times
+    paid: list[str] = []
+    pay = desk.create_refund
+
+    def counted(order_id: str, *args: Any, **kwargs: Any) -> Any:
+        refund = pay(order_id, *args, **kwargs)
+        paid.append(order_id)
+        return refund
+
+    desk.create_refund = counted  # type: ignore[method-assign]
 
     def learner(**kwargs: Any) -> Any:
         try:
@@ -119,7 +130,7 @@ def _refunds_under(fn: Callable[..., Any], fault: str | None, lang: Lang) -> int
               retry_everything=fault == "lost_reply")
     if raised:
         raise _LearnerRaised(raised[0])
-    return sum(1 for r in desk.refunds if r["order_id"] == "A1001")
+    return paid.count("A1001")
 
 
 @bounded("00")
