@@ -164,7 +164,13 @@ def _checklist(ns: argparse.Namespace) -> int:
         desk = load_desk(ns.desk)
     else:
         desk = get(ns.scenario)
-    results = run_checklist(desk, ns.lang)
+    try:
+        results = run_checklist(desk, ns.lang)
+    except SystemExit:  # a tool of the participant's desk ended the program while the checks ran it (it exited 0)
+        if ns.desk is None:
+            raise
+        from .workbook.capstone import DeskError
+        raise DeskError("capstone.desk_exited", path=ns.desk) from None
     if ns.json:
         emit(json.dumps([{**r.__dict__, "passed": r.passed} for r in results], ensure_ascii=False, indent=1),
              json_text=True)
@@ -191,8 +197,12 @@ def _capstone(ns: argparse.Namespace) -> int:
         target = copy_desk(ns.copy)
         emit(t("capstone.copied", ns.lang, path=str(target)))
         return 0
+    from .workbook.capstone import DeskError
     desk = load_desk(ns.desk)
-    items = grade_desk(desk, ns.lang)
+    try:
+        items = grade_desk(desk, ns.lang)
+    except SystemExit:  # a tool of the desk ended the program while the checks ran it: it had exited 0, silently
+        raise DeskError("capstone.desk_exited", path=ns.desk or "capstone") from None
     for line in report_lines(items, desk, ns.lang):
         emit(line)
     sending = send_progress(items, ns.lang)

@@ -112,6 +112,9 @@ def test_the_checklist_runs_on_a_desk_file() -> None:
     ("def desk():\n    return {'name': 'mine'}\n", "returned a dict, not an agentlab.scenarios.Scenario", "返回的是 dict"),
     ("import nowhere_to_be_found\n", "ModuleNotFoundError", "ModuleNotFoundError"),
     ("def desk():\n    raise ValueError('no orders file')\n", "ValueError: no orders file (line 2)", "ValueError：no orders file（第 2 行）"),
+    # it had exited 0 with nothing printed, which the docs read as "everything passes"
+    ("import sys\nsys.exit(0)\n", "called sys.exit()", "调用了 sys.exit()"),
+    ("def desk():\n    import sys\n    sys.exit(0)\n", "called sys.exit()", "调用了 sys.exit()"),
 ])
 def test_a_malformed_desk_is_one_structured_line_in_either_language(tmp_path: Path, text: str, en: str, zh: str) -> None:
     bad = tmp_path / "desk.py"
@@ -156,3 +159,17 @@ def test_the_solution_is_not_among_what_a_participant_is_given(tmp_path: Path) -
     target = copy_desk(tmp_path / "c")
     assert "FIX " not in target.read_text(encoding="utf-8")
     assert "FIX " in FIXED.read_text(encoding="utf-8")
+
+
+def test_a_desk_whose_tool_calls_sys_exit_is_said_not_passed(tmp_path: Path) -> None:
+    """A tool of the participant's desk that called sys.exit(0) ended the capstone and the checklist while they ran
+    it: nothing printed, exit 0, which docs/capstone.md reads as "everything passes"."""
+    _cli("capstone", "--copy", str(tmp_path))
+    desk = tmp_path / "desk.py"
+    text = desk.read_text(encoding="utf-8")
+    head = "    def get_order(order_id: Any) -> dict:\n"
+    assert head in text
+    desk.write_text(text.replace(head, head + "        import sys; sys.exit(0)\n"), encoding="utf-8")
+    for command in ("capstone", "checklist"):
+        run = _cli(command, "--desk", str(desk), "--lang", "zh")
+        assert run.returncode == 2 and "调用了 sys.exit()" in run.stderr, (command, run.returncode, run.stderr)

@@ -75,6 +75,8 @@ def _from_file(path: Path, shown: str) -> Scenario:
         made = make()
     except DeskError:
         raise
+    except SystemExit:  # sys.exit() in the file or its desk(): the command had ended there, silently, with 0
+        raise DeskError("capstone.desk_exited", path=shown) from None
     except Exception as exc:  # noqa: BLE001 - the participant's file failed while loading: said in one line
         raise DeskError("capstone.desk_broken", path=shown, detail=_where(exc, path)) from None
     finally:
