@@ -751,3 +751,29 @@ def test_the_playgrounds_first_schema_is_described_in_the_readers_language():
     def rules(text, lang):
         return sorted((f.rule, f.location) for f in _lint([Tool("t", "Refund an order.", _json.loads(text))], lang=lang))
     assert rules(zh.editor.value, "zh") == rules(en.editor.value, "en")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_probe_panel_says_what_the_command_says_and_which_tools_it_probed(lang):
+    """After an upload it could not read, Run probed the sample still in the editor without a word ("probed 4 tools
+    ... self-correction rate 100%"); and its summary left out what the command line says beside the 100%: that a
+    scripted model repairs every call by construction."""
+    import html as h
+
+    from agentlab.evals.probe_summary import summary_lines
+    from agentlab.i18n import t
+    from agentlab.workbook.widgets import ProbePanel
+    panel = ProbePanel(lang=lang)
+    panel.upload.value = uploaded("tools.json", bytes(range(256)))
+    panel.take_upload()
+    assert t("probe.ui.not_utf8", lang, at=128) in h.unescape(panel.view.value), panel.view.value
+    panel.run.click()
+    shown = h.unescape(panel.view.value)
+    assert t("probe.ui.sample_probed", lang) in shown, shown
+    assert all(line in shown for line in summary_lines(panel.report, lang)), shown
+    assert t("probe.scripted_ceiling", lang).strip() in shown
+    mine = [{"type": "function", "function": {"name": "ping", "description": "Check that the service answers.",
+                                              "parameters": {"type": "object", "properties": {}}}}]
+    panel.editor.value = __import__("json").dumps(mine)
+    panel.run.click()
+    assert t("probe.ui.sample_probed", lang) not in h.unescape(panel.view.value)

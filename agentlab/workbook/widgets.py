@@ -506,6 +506,7 @@ class ProbePanel(App):
         self.tape_upload.observe(lambda _: _safe(self.view, self.take_tape, self.lang.value), names="value")
         self.trials = W.IntSlider(value=1, min=1, max=3)
         self.report: dict | None = None
+        self.probed_sample = False  # the last run probed the sample tools (said above its table)
         self.plots = W.Output()
         self.header = W.HTML()
         self._wire_run(self.update)
@@ -617,6 +618,8 @@ class ProbePanel(App):
             self.view.value = f"<p style='color:#d93025'>{html.escape(file_said(exc, lang))}</p>"
             return None
         self.report = report
+        # the sample still in the editor (never replaced, or an upload that could not be read left it there): said
+        self.probed_sample = self.editor.value in (_sample_tools("en"), _sample_tools("zh"))
         self._show(report)
         if self.model.value == "replay" and not report["summary"]["applicable"]:  # said, not a table of n/a alone
             said = t("probe.ui.tape_other_tools", lang)
@@ -625,15 +628,15 @@ class ProbePanel(App):
 
     def _show(self, report: dict) -> None:
         from ..evals.probe_report import plot_probe_categories, plot_probe_matrix, table_html
+        from ..evals.probe_summary import summary_lines
         lang = self.lang.value
-        s = report["summary"]
-        rate = "n/a" if s["self_correction_rate"] is None else f"{s['self_correction_rate']:.0%}"
-        line = t("probe.cli_done", lang, tools=len(report["tools"]), cats=len(report["settings"]["categories"]),
-                 seconds=report["meta"]["seconds"], applicable=s["applicable"],
-                 not_caught=s["verdicts"].get("not_caught", 0), not_repaired=s["verdicts"].get("not_repaired", 0),
-                 rate=rate)
+        # the command line's own lines (a scripted model's 100% said as its ceiling, tools that failed or were not
+        # probed): the panel had written its own first line, without them
+        lines = ([t("probe.ui.sample_probed", lang)] if self.probed_sample else []) \
+            + summary_lines(report, lang)
+        said = "".join(f"<p>{html.escape(line)}</p>" for line in lines)
         # the table scrolls within its own box (data/templates/probe_table.html)
-        self.view.value = f"<div class='agentlab-probe'><p>{html.escape(line)}</p>{table_html(report, lang)}</div>"
+        self.view.value = f"<div class='agentlab-probe'>{said}{table_html(report, lang)}</div>"
         self.plots.outputs = ()
         n_tools, n_cats = len(report["tools"]), len(report["settings"]["categories"])
         _append(self.plots, figure(lambda ax: plot_probe_matrix(report, ax=ax, lang=lang),
