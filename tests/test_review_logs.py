@@ -1043,6 +1043,25 @@ def test_a_spreadsheet_export_is_said_as_one_not_as_json_that_expected_a_value(t
     assert "Expecting" not in said.value.localized("en")
 
 
+@pytest.mark.parametrize("fmt", ["openai", "telemetry"])
+def test_a_json_array_is_said_as_one_in_the_readers_words(tmp_path, fmt):
+    """An indented JSON array of conversations was "not valid JSON (Expecting value)", though it is valid JSON; one
+    on a single line was "a JSON list", Python's name for it, in the Chinese sentence too."""
+    from agentlab.evals.log_review import review_logs as review
+    items = [{"messages": [{"role": "user", "content": "hi"}]}] * 2
+    spread, one_line = tmp_path / "spread.json", tmp_path / "one_line.json"
+    spread.write_text(json.dumps(items, indent=1), encoding="utf-8")
+    one_line.write_text(json.dumps(items) + "\n", encoding="utf-8")
+    with pytest.raises(LogError) as said:
+        review(spread, fmt)
+    assert "JSON array" in said.value.localized("en") and "JSON 数组" in said.value.localized("zh")
+    assert "Expecting" not in said.value.localized("en") and "not valid JSON" not in said.value.localized("en")
+    with pytest.raises(LogError) as said:
+        review(one_line, fmt)
+    assert "JSON array" in said.value.localized("en") and "JSON 数组" in said.value.localized("zh")
+    assert "list" not in said.value.localized("zh")
+
+
 def test_a_refused_call_the_logs_say_ran_twice_is_still_a_double_write_and_a_tools_file_is_named(tmp_path):
     """A refund of 99999 over a limit of 5000, sent twice and answered ok twice by an unguarded desk: the review
     counted two invalid calls and no double write, and a tools file uploaded beside the logs changed nothing a reader

@@ -34,7 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, cast, get_type_hints
 
-from ..i18n import Listed, LocalizedError, os_reason
+from ..errors import json_type
+from ..i18n import Listed, LocalizedError, Sentence, os_reason
 from ..jsonutil import UNREAD, JsonReason, quick_loads
 from ..trace import Event
 from . import exchanges
@@ -376,12 +377,15 @@ def _object(source: str, n: int, text: str, shared: _Tools | None = None) -> dic
     except ValueError as exc:
         if n == 1 and _csv_header(text.strip("\ufeff\r\n")):  # a spreadsheet's export: said as one
             raise LogError("logs.looks_csv", path=source) from None
+        if n == 1 and text.lstrip("\ufeff \t\r\n")[:1] == "[":  # one JSON array written over many lines (indented):
+            raise LogError("logs.json_array", path=source) from None  # valid JSON, which "not valid JSON" denied
         why = JsonReason.of(exc) if isinstance(exc, json.JSONDecodeError) else JsonReason(str(exc))
         raise LogError("input.not_json", path=source, line=n, detail=why, what="what.logs") from None
     except RecursionError:  # brackets nested past what the parser takes
         raise LogError("input.not_json", path=source, line=n, detail=JsonReason("nested too deeply"), what="what.logs") from None
     if not isinstance(d, dict):
-        raise LogError("logs.not_object", path=source, line=n, got=type(d).__name__)
+        # the JSON name of what it is, in the reader's words ("JSON 数组"; Python's "list" had been said in both)
+        raise LogError("logs.not_object", path=source, line=n, got=Sentence("json.kind." + json_type(d)))
     return d
 
 
