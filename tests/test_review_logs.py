@@ -938,6 +938,37 @@ def test_a_candidate_cases_desk_is_named_in_the_pages_language():
     assert "aftersales" not in cases.split("</ul>")[0] and f"（{SCENARIOS['aftersales'].title['zh']}）" in cases
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_cases_say_how_many_they_are_of_and_name_no_desk_for_a_conversation_none_can_replay(tmp_path, lang):
+    """A 50 MB log of 16,545 conversations with findings said "20 conversations could be kept", as if those were
+    all; and a case whose tools no desk has was labelled "(After-sales desk)" beside "calls tools no desk of the
+    workbook has"."""
+    from agentlab.evals.log_review import CASES
+    from agentlab.scenarios import SCENARIOS
+    exchange = [{"role": "user", "content": "refund A1001"},
+                {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+                    "name": "get_order", "arguments": "{\"orderId\": \"A1001\"}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "{\"ok\": true}"},
+                {"role": "assistant", "content": "done"}]
+    many = tmp_path / "many.jsonl"
+    many.write_text("".join(json.dumps({"messages": exchange}) + "\n" for _ in range(CASES + 7)), encoding="utf-8")
+    from agentlab.resources import data_file
+    report = review_logs(many, "openai", tools=data_file("aftersales_tools.json"), lang=lang)
+    assert report["totals"]["runs_with_findings"] == CASES + 7 and len(report["cases"]) == CASES
+    for page in (True, False):
+        said = review_html(report, lang, page=page)
+        assert t("logs.cases_first", lang, n=CASES, total=CASES + 7) in said
+    theirs = [dict(m) for m in exchange]
+    theirs[1] = {**theirs[1], "tool_calls": [{"id": "c1", "type": "function", "function": {
+        "name": "查询订单", "arguments": "{\"单号\": \"A1001\""}}]}
+    own = tmp_path / "own.jsonl"
+    own.write_text(json.dumps({"messages": theirs}, ensure_ascii=False) + "\n", encoding="utf-8")
+    page = review_html(review_logs(own, "openai", lang=lang), lang, page=True)
+    cases = page[page.index('class="cases"'):].split("</ul>")[0]
+    assert t("logs.case_not_runnable_page", lang) in cases and SCENARIOS["aftersales"].title[lang] not in cases
+    assert t("logs.cases_first", lang, n=1, total=1) not in page
+
+
 def test_a_finding_names_its_message_as_a_reader_counts_them():
     """The review said "message 4" of the fifth message (counted from 0), beside the weekly review's numbered list
     of the same conversation (counted from 1); in Chinese "第 4 条消息" was plainly wrong. Each finding's number is
