@@ -159,18 +159,10 @@ def _checklist_configure(p: argparse.ArgumentParser) -> None:
 def _checklist(ns: argparse.Namespace) -> int:
     from .evals.checklist import run_checklist
     from .scenarios import get
-    if ns.desk is not None:
-        from .workbook.capstone import load_desk
-        desk = load_desk(ns.desk)
-    else:
-        desk = get(ns.scenario)
-    try:
+    from .workbook.capstone import exits_said, load_desk
+    desk = load_desk(ns.desk) if ns.desk is not None else get(ns.scenario)
+    with exits_said(ns.desk):
         results = run_checklist(desk, ns.lang)
-    except SystemExit:  # a tool of the participant's desk ended the program while the checks ran it (it exited 0)
-        if ns.desk is None:
-            raise
-        from .workbook.capstone import DeskError
-        raise DeskError("capstone.desk_exited", path=ns.desk) from None
     if ns.json:
         emit(json.dumps([{**r.__dict__, "passed": r.passed} for r in results], ensure_ascii=False, indent=1),
              json_text=True)
@@ -192,17 +184,14 @@ def _capstone_configure(p: argparse.ArgumentParser) -> None:
 
 
 def _capstone(ns: argparse.Namespace) -> int:
-    from .workbook.capstone import copy_desk, grade_desk, load_desk, report_lines, score, send_progress
+    from .workbook.capstone import BROKEN, copy_desk, exits_said, grade_desk, load_desk, report_lines, score, send_progress
     if ns.copy is not None:
         target = copy_desk(ns.copy)
         emit(t("capstone.copied", ns.lang, path=str(target)))
         return 0
-    from .workbook.capstone import DeskError
     desk = load_desk(ns.desk)
-    try:
+    with exits_said(ns.desk or BROKEN):
         items = grade_desk(desk, ns.lang)
-    except SystemExit:  # a tool of the desk ended the program while the checks ran it: it had exited 0, silently
-        raise DeskError("capstone.desk_exited", path=ns.desk or "capstone") from None
     for line in report_lines(items, desk, ns.lang):
         emit(line)
     sending = send_progress(items, ns.lang)

@@ -377,15 +377,14 @@ def _object(source: str, n: int, text: str, shared: _Tools | None = None) -> dic
     except ValueError as exc:
         if n == 1 and _csv_header(text.strip("\ufeff\r\n")):  # a spreadsheet's export: said as one
             raise LogError("logs.looks_csv", path=source) from None
-        if n == 1 and text.lstrip("\ufeff \t\r\n")[:1] == "[":  # one JSON array written over many lines (indented):
-            raise LogError("logs.json_array", path=source) from None  # valid JSON, which "not valid JSON" denied
+        if n == 1 and text.lstrip("\ufeff \t\r\n")[:1] == "[":  # one JSON array over many lines: valid, and said so
+            raise LogError("logs.json_array", path=source) from None
         why = JsonReason.of(exc) if isinstance(exc, json.JSONDecodeError) else JsonReason(str(exc))
         raise LogError("input.not_json", path=source, line=n, detail=why, what="what.logs") from None
     except RecursionError:  # brackets nested past what the parser takes
         raise LogError("input.not_json", path=source, line=n, detail=JsonReason("nested too deeply"), what="what.logs") from None
     if not isinstance(d, dict):
-        # the JSON name of what it is, in the reader's words ("JSON 数组"; Python's "list" had been said in both)
-        raise LogError("logs.not_object", path=source, line=n, got=Sentence("json.kind." + json_type(d)))
+        raise LogError("logs.not_object", path=source, line=n, got=Sentence("json.kind." + json_type(d)))  # JSON's word
     return d
 
 

@@ -581,10 +581,8 @@ def promote_conversation(conversation: FailedConversation, suite: str | Path, st
         try:
             if hasattr(first, "messages") and isinstance(second, tuple):  # a log's conversation and its findings
                 made = case_of(first, list(second)) if first.messages else None
-                if made is None:
-                    raise WeeklyError("weekly.err.cannot_promote", id=conversation.id)
-                if not made["runnable"]:  # as the log review says of it: kept, it would be a case that always passes
-                    raise WeeklyError("weekly.err.not_runnable", id=conversation.id)
+                if made is None or not made["runnable"]:  # (not runnable: as the log review says, never a case)
+                    raise WeeklyError("weekly.err.not_runnable" if made else "weekly.err.cannot_promote", id=conversation.id)
                 case = dict(made["case"])
                 existing = {c.id for c in load_cases(suite)} if suite.exists() else set()
                 base, n = f"log-{conversation.id}", 1

@@ -110,7 +110,7 @@ def _refunds_under(fn: Callable[..., Any], fault: str | None, lang: Lang) -> int
         paid.append(order_id)
         return refund
 
-    desk.create_refund = counted  # type: ignore[method-assign]
+    desk.create_refund = counted
 
     def learner(**kwargs: Any) -> Any:
         try:

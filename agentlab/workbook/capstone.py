@@ -17,10 +17,11 @@ Everything is offline and scripted: the same desk always gets the same grade.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -29,7 +30,7 @@ from ..i18n import Lang, Listed, LocalizedError, Sentence, colon, joined, os_rea
 from ..resources import data_file
 from ..scenarios import SCENARIOS, Scenario
 
-__all__ = ["BROKEN", "DeskError", "Item", "copy_desk", "grade_desk", "load_desk", "report_lines", "send_progress"]
+__all__ = ["BROKEN", "DeskError", "Item", "copy_desk", "exits_said", "grade_desk", "load_desk", "report_lines", "send_progress"]
 
 #: The shipped broken desk a participant hardens, by the name ``--desk`` also takes.
 BROKEN = "capstone"
@@ -52,6 +53,18 @@ def load_desk(spec: str | None = None) -> Scenario:
     if spec in SCENARIOS and not Path(spec).exists():
         return SCENARIOS[spec]
     return _from_file(Path(spec), spec)
+
+
+@contextlib.contextmanager
+def exits_said(desk: str | None) -> Iterator[None]:
+    """Checks of the participant's desk ``desk`` (a shipped one's when None): a tool of it that calls sys.exit() had
+    ended the command silently with 0, read as everything passing; said as DeskError, exit 2."""
+    try:
+        yield
+    except SystemExit:
+        if desk is None:
+            raise
+        raise DeskError("capstone.desk_exited", path=desk) from None
 
 
 def _from_file(path: Path, shown: str) -> Scenario:
