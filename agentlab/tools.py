@@ -231,7 +231,7 @@ class Registry:
     @classmethod
     def from_json(cls, path: str | Path, **kwargs: Any) -> Registry:
         """Load a JSON file holding a list of specs (or ``{"tools": [...]}``)."""
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
         if isinstance(data, dict):
             data = data.get("tools", [data])
         return cls.from_specs(data, **kwargs)

@@ -837,3 +837,8 @@ def test_00_a_tool_that_hides_its_earlier_refunds_is_counted_by_what_it_paid(lan
 
     said = builds_guards.build_refund_once(wipe, lang=lang)
     assert not said.ok and "lost_reply" in said.message and "repeat_call" in said.message, said
+
+    def keyed(desk, order_id, amount, reason, remark=""):  # the desk's own dedup: handed back, never paid again
+        return desk.create_refund(order_id, amount, reason, remark, idempotency_key="refund:" + order_id)
+
+    assert builds_guards.build_refund_once(keyed, lang=lang).ok

@@ -167,9 +167,11 @@ def test_a_desk_whose_tool_calls_sys_exit_is_said_not_passed(tmp_path: Path) -> 
     _cli("capstone", "--copy", str(tmp_path))
     desk = tmp_path / "desk.py"
     text = desk.read_text(encoding="utf-8")
-    head = "    def get_order(order_id: Any) -> dict:\n"
-    assert head in text
-    desk.write_text(text.replace(head, head + "        import sys; sys.exit(0)\n"), encoding="utf-8")
-    for command in ("capstone", "checklist"):
-        run = _cli(command, "--desk", str(desk), "--lang", "zh")
-        assert run.returncode == 2 and "调用了 sys.exit()" in run.stderr, (command, run.returncode, run.stderr)
+    # in a tool the checks call, and where the desk's tools are made (its setup)
+    for head, indent in (("    def get_order(order_id: Any) -> dict:\n", "        "), ("def make_registry(", "    ")):
+        at = text.index(head)
+        body = text.index("\n", text.index(":\n", at)) + 1 if head.startswith("def ") else at + len(head)
+        desk.write_text(text[:body] + indent + "import sys; sys.exit(0)\n" + text[body:], encoding="utf-8")
+        for command in ("capstone", "checklist"):
+            run = _cli(command, "--desk", str(desk), "--lang", "zh")
+            assert run.returncode == 2 and "调用了 sys.exit()" in run.stderr, (head, command, run.returncode, run.stderr)

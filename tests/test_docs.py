@@ -256,7 +256,7 @@ def test_a_chinese_reader_is_sent_to_the_chinese_page():
 #: its title and 每周坏案例复盘 in the README), and the word kept
 ONE_WORD = {"断路器": "熔断器", "乒乓": "来回横跳", "重复者": "复读机", "游走": "走神", "Badcase": "坏案例", "护栏": "防护",
             "探测器": "探针", "步数用尽": "预算用尽", "步数耗尽": "预算用尽",
-            "瞬态": "瞬时", "暂时性": "瞬时"}
+            "瞬态": "瞬时", "暂时性": "瞬时", "临时性": "瞬时"}
 
 
 def test_one_thing_has_one_chinese_word_everywhere_a_reader_meets_it():

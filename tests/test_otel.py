@@ -96,6 +96,9 @@ def test_a_file_of_json_lines_reads_in_order(tmp_path, corrected):
     half = len(spans) // 2  # the exporter writes a batch per line; a run may straddle two
     path.write_text(json.dumps(otlp_json(spans[:half])) + "\n\n" + json.dumps(otlp_json(spans[half:])) + "\n")
     assert [r["kind"] for r in read_otlp(path)] == [e.kind for e in corrected.events]
+    # saved with a BOM (as Windows Notepad saves UTF-8): read the same, not "not OTLP JSON"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert [r["kind"] for r in read_otlp(path)] == [e.kind for e in corrected.events]
 
 
 FOREIGN = {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "shop"}}]},

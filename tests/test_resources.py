@@ -45,6 +45,8 @@ def test_a_file_saved_with_a_bom_is_read_by_every_command_that_reads_a_users_fil
     assert path.read_bytes().startswith(b"\xef\xbb\xbf")
     assert read_json(str(path), "what.tools") == specs
     assert load_registry(str(path)).names == tools_file(path)[0].names
+    from agentlab import Registry
+    assert Registry.from_json(path).names == tools_file(path)[0].names
     cases = tmp_path / "cases.jsonl"
     cases.write_text('{"id": "a"}\n{"id": "b"}\n', encoding="utf-8-sig")
     assert read_json(str(cases), "what.suite", lines=True) == [{"id": "a"}, {"id": "b"}]

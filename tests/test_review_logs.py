@@ -957,7 +957,7 @@ def test_the_cases_say_how_many_they_are_of_and_name_no_desk_for_a_conversation_
     assert report["totals"]["runs_with_findings"] == CASES + 7 and len(report["cases"]) == CASES
     for page in (True, False):
         said = review_html(report, lang, page=page)
-        assert t("logs.cases_first", lang, n=CASES, total=CASES + 7) in said
+        assert f"<p>{t('logs.cases_first', lang, n=CASES, total=CASES + 7)}</p>" in said  # a sentence of its own
     theirs = [dict(m) for m in exchange]
     theirs[1] = {**theirs[1], "tool_calls": [{"id": "c1", "type": "function", "function": {
         "name": "查询订单", "arguments": "{\"单号\": \"A1001\""}}]}

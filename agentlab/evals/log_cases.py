@@ -16,6 +16,8 @@ from ..errors import mask_personal, redact
 from ..redaction import secret_field
 from .logs import LogRun
 
+CASES = 20  # candidate regression cases written
+
 __all__ = ["case_of"]
 
 

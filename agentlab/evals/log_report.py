@@ -19,6 +19,7 @@ from ..i18n import keys as catalogue_keys
 from ..jsonutil import finite
 from ..resources import MAX_LINK_BYTES, data_url, render_page
 from .failure_classes import CODE_CLASSES, class_name
+from .log_cases import CASES
 from .metrics import went_wrong_text
 from .suite import load_cases
 
@@ -132,7 +133,6 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
     kinds = [[kind(r["kind"]), r["code"] or "-", t("class." + CODES[r["code"]][0], lang) if r["code"] in CODES else "-",
               t("stage." + r["stage"], lang) if r["stage"] else "-", r["count"]] for r in report.get("by_kind_stage", ())]
     classes = report.get("failure_classes", {})
-    from .log_review import CASES  # (log_review imports this module)
     cases = report["cases"]
     runnable = sum(c["runnable"] for c in cases)
     # on a page the cases travel in the link itself: up to MAX_LINK_BYTES (each toggle of the language sends it again)
@@ -162,11 +162,11 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
                  by_stage=went_wrong_text(report["by_stage"], lang) if report["by_stage"] else "-",
                  classes=[[class_name(c, lang), n] for c, n in classes.items()],
                  findings=findings, more=t("logs.more", lang, more=more) if more > 0 else "",
-                 cases_text=_cases_text(len(cases), runnable, lang, page=page, too_large=too_large)
-                 # at the cap, the cases are the first conversations with findings of many: said (a review of 16,545
+                 cases_text=_cases_text(len(cases), runnable, lang, page=page, too_large=too_large),
+                 # at the cap, the cases are the first of many conversations with findings: said (a review of 16,545
                  # such conversations read "20 conversations could be kept", as if those were all)
-                 + (t("logs.cases_first", lang, total=tot["runs_with_findings"], n=len(cases))
-                    if len(cases) >= CASES and tot["runs_with_findings"] > len(cases) else ""),
+                 cases_first=t("logs.cases_first", lang, total=tot["runs_with_findings"], n=len(cases))
+                 if len(cases) >= CASES and tot["runs_with_findings"] > len(cases) else "",
                  cases_href=href if carried else "",
                  downloads=_downloads(report, lang) if page and tot["runs"] else (),
                  read_any=bool(tot["runs"]),

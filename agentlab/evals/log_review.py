@@ -33,7 +33,7 @@ from ..tools import Registry
 from ..trace import Event, finalize
 from .exchanges import answered, said_done, told_code
 from .failure_classes import CODE_CLASSES, FAILURE_CLASSES, REPEAT_LIMIT, effect_classes, run_classes, runs_by_class, schema_refused
-from .log_cases import _obj, _shown, case_of
+from .log_cases import CASES, _obj, _shown, case_of
 from .log_report import KINDS, largest_text, review_html, write_report  # what a review says: its page, its files
 from .log_tools import REGISTRIES, Registries, hands_over, plain_args, signature, tools_file, write_name
 from .logs import OPEN_RUNS, Format, LogRun, read_logs, read_rows, run_meta
@@ -45,7 +45,6 @@ __all__ = ["KINDS", "LogFinding", "analyze", "case_of", "largest_text", "review_
 
 _KIND_OF_CODE = {"BAD_JSON": "bad_json", "UNKNOWN_TOOL": "unknown_tool", "INVALID_ARGS": "invalid_args", "LOOP_DETECTED": "repeated_call"}
 EXAMPLES = 200  # findings shown with their detail; all are counted
-CASES = 20  # candidate regression cases written
 
 #: what a call whose arguments are not a JSON object is, as the loop files it (read, never written: update() copies)
 _BAD_JSON = {"parse_ok": False, "error_code": "BAD_JSON", "error_category": CODES["BAD_JSON"][0],

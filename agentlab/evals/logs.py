@@ -128,8 +128,7 @@ def _lines(source: str, *, progress: bool, unread: Unread) -> Iterator[tuple[int
     if Path(source).is_dir():
         raise LogError("input.is_dir", **where)
     try:
-        # read 64 KB at a time: at the default 8 KB, a chat log's lines of a few kilobytes cost a system call every few
-        # lines, most of what reading a line took
+        # 64 KB at a time: at the default 8 KB, a chat log's lines of a few KB cost a system call every few lines
         f = open(source, "rb", buffering=1 << 16)
         # a rotated log is often gzipped: read as the text it holds (two bytes say so, whatever its name)
         zipped = f.read(2) == b"\x1f\x8b"

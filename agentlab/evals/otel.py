@@ -227,7 +227,7 @@ def _text_lines(f: Any, where: str, lang: Lang, unread: Unread) -> Iterator[str]
         if len(raw) > MAX_DOCUMENT:
             raise OtlpError(where, number, "otel.too_long", lang)
         try:
-            text = raw.decode("utf-8")
+            text = raw.decode("utf-8-sig" if number == 1 else "utf-8")  # a BOM, as Notepad saves: no part of the text
         except UnicodeDecodeError:
             unread.skip(OtlpError(where, number, "otel.not_json", lang))
             text = ""

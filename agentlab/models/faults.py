@@ -97,7 +97,8 @@ def mutate_call(fault: str, tc: ToolCall, tools: list[dict]) -> ToolCall:
     schema = _spec(tools, tc.name)
     props = schema.get("properties", {})
     # a tool the model was not offered (a router left it out, and a scripted model calls it anyway): its fields'
-    # types are read from the values themselves, so that a fault does not depend on what the router offered
+    # types are read from the values themselves, so that wrong_type and amount_in_words do not depend on what the
+    # router offered (faults that need the schema's own limits, enums or required names still need it offered)
     shown = any(t.get("function", t).get("name") == tc.name for t in tools)
 
     def numeric(k: str) -> bool:

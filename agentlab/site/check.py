@@ -169,7 +169,7 @@ def load_check_cases(*folders: str | Path, desks: bool = True) -> list[CheckCase
             if not path.is_file():
                 continue
             meta = path.with_name("skill.json")
-            default = json.loads(meta.read_text(encoding="utf-8")).get("skill_name") if meta.is_file() else None
+            default = json.loads(meta.read_text(encoding="utf-8-sig")).get("skill_name") if meta.is_file() else None
             cases += _read(path, default)
     return cases
 

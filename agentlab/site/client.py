@@ -212,7 +212,9 @@ def _failure(data: dict, status: int, retry_after: str | None = None) -> ToolFai
     message = error.get("message") if status < 500 or status == 504 else None
     # where in the chain the site said it happened (a business rule's refusal is semantic, not the schema's):
     # kept when the code is the site's own and the stage one the taxonomy knows, else the code's default
+    # (rule_blocked only where it is the code's own: the metrics count it as a guard that worked, not a failure)
     stage = error.get("stage") if code == error.get("code") and error.get("stage") in get_args(Stage) else None
+    stage = None if stage == "rule_blocked" and CODES[code][1] != "rule_blocked" else stage
     return _fail(code, message=message, hint=error.get("hint"),
                  retry_after=retry_after if retry_after is not None else error.get("retry_after"),
                  extra=extra or None, seconds=0, stage=stage)

@@ -103,11 +103,14 @@ def _refunds_under(fn: Callable[..., Any], fault: str | None, lang: Lang) -> int
     # the payments themselves, counted where the desk pays: the desk's list of refunds is the learner's to change, and
     # a tool that emptied it before paying again read as "refunded once" after paying three times
     paid: list[str] = []
+    made: list[Any] = []  # each refund the desk made, by identity: one the desk's own key handed back again is no payment
     pay = desk.create_refund
 
     def counted(order_id: str, *args: Any, **kwargs: Any) -> Any:
         refund = pay(order_id, *args, **kwargs)
-        paid.append(order_id)
+        if not any(refund is r for r in made):
+            made.append(refund)
+            paid.append(order_id)
         return refund
 
     desk.create_refund = counted

@@ -98,6 +98,8 @@ def _from_file(path: Path, shown: str) -> Scenario:
         raise DeskError("capstone.desk_not_scenario", path=shown, got=type(made).__name__)
     try:
         made.setup()  # a desk whose state or tools cannot be built is said now, not as twelve crashed checks
+    except SystemExit:
+        raise DeskError("capstone.desk_exited", path=shown) from None
     except Exception as exc:  # noqa: BLE001
         raise DeskError("capstone.desk_broken", path=shown, detail=_where(exc, path)) from None
     return made
