@@ -2,6 +2,8 @@
 (agentlab/workbook/plain_errors.py): in a real kernel, as a notebook's cells raise them."""
 from __future__ import annotations
 
+import re
+
 import nbformat
 import pytest
 
@@ -98,6 +100,21 @@ def test_in_a_kernel_each_error_of_a_cell_gets_its_line_in_the_notebooks_languag
     assert "不能比较" in said(9), said(9)  # still in place after it
     assert "f()" in frames(10) and said(10) == ""  # an eval's text: its frames kept, and no line about the cell
     assert "不是一个防护" in said(11) and "。（" not in said(11), said(11)  # agentlab's own error, said in Chinese
+
+
+def test_a_chinese_notebooks_error_before_its_first_cell_is_said_in_chinese(tmp_path):
+    """After a kernel restart a learner ran only a Chinese notebook's check cell: NameError: name 'LANG' is not
+    defined, with no line under it in Chinese, the fallback being English where LANG was not set yet."""
+    nbclient = pytest.importorskip("nbclient")
+    folder = tmp_path / "notebooks" / "zh"
+    folder.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in ("import agentlab.workbook", "print(LANG)")]
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", kernel_manager_class=kernels.KernelManager,
+                            allow_errors=True, resources={"metadata": {"path": str(folder)}}).execute()
+    said = "".join(o.get("text", "") for o in nb.cells[1].outputs if o.get("name") == "stderr")
+    assert any(o.get("ename") == "NameError" for o in nb.cells[1].outputs)
+    assert re.search(r"[\u4e00-\u9fff]", said) and "LANG" in said, said
 
 
 def test_a_full_width_mark_python_does_not_name_is_found_in_the_line_outside_its_quotes():

@@ -108,7 +108,11 @@ def _marks(line: str | None) -> list[str]:
 
 
 def _lang(shell: Any) -> Lang:
-    lang = shell.user_ns.get("LANG", "en") if hasattr(shell, "user_ns") else "en"
+    lang = shell.user_ns.get("LANG") if hasattr(shell, "user_ns") else None
+    if lang is None:  # no LANG yet (a kernel restarted, a cell run before the first): the notebook's folder says it
+        import os
+        from pathlib import Path
+        lang = "zh" if "zh" in Path(os.environ.get("JPY_SESSION_NAME") or os.getcwd()).parts else "en"
     return "zh" if lang == "zh" else "en"
 
 
