@@ -777,3 +777,19 @@ def test_the_probe_panel_says_what_the_command_says_and_which_tools_it_probed(la
     panel.editor.value = __import__("json").dumps(mine)
     panel.run.click()
     assert t("probe.ui.sample_probed", lang) not in h.unescape(panel.view.value)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_tools_file_that_is_not_json_is_named_not_called_pasted_text(lang):
+    """An uploaded tools file that was not JSON was refused as "the pasted text is not valid JSON"."""
+    import html as h
+
+    from agentlab.workbook.widgets import ProbePanel
+    panel = ProbePanel(lang=lang)
+    panel.upload.value = uploaded("my_tools.json", b'[{"type": "function", "function": {"name": "a",}}]')
+    panel.take_upload()
+    shown = h.unescape(panel.view.value)
+    assert "my_tools.json" in shown and ("pasted" not in shown if lang == "en" else "粘贴" not in shown), shown
+    panel.editor.value = "[1,"  # typed in the editor afterwards: the pasted text, as before
+    panel.run.click()
+    assert ("pasted text" if lang == "en" else "粘贴的文本") in h.unescape(panel.view.value)

@@ -507,6 +507,7 @@ class ProbePanel(App):
         self.trials = W.IntSlider(value=1, min=1, max=3)
         self.report: dict | None = None
         self.probed_sample = False  # the last run probed the sample tools (said above its table)
+        self.uploaded = ("", "")  # the file last uploaded into the editor, and the text it put there
         self.plots = W.Output()
         self.header = W.HTML()
         self._wire_run(self.update)
@@ -545,6 +546,7 @@ class ProbePanel(App):
             if held is None:
                 return None
             self.editor.value = held[1].decode("utf-8-sig")
+            self.uploaded = (held[0], self.editor.value)  # what the editor holds came from this file (said by name)
         except LocalizedError as exc:
             self.view.value = f"<p style='color:#d93025'>{html.escape(exc.localized(self.lang.value))}</p>"
             return None
@@ -585,8 +587,10 @@ class ProbePanel(App):
             try:
                 specs = json.loads(self.editor.value)
             except json.JSONDecodeError as exc:  # nothing there (an empty file uploaded) is said so, never as "line 1"
-                raise LocalizedError("probe.bad_json_text" if self.editor.value.strip() else "probe.empty_text",
-                                     line=exc.lineno, detail=JsonReason.of(exc)) from None
+                name, text = self.uploaded
+                key = "probe.empty_text" if not self.editor.value.strip() else \
+                    "probe.bad_json_file" if text == self.editor.value else "probe.bad_json_text"
+                raise LocalizedError(key, line=exc.lineno, detail=JsonReason.of(exc), name=name) from None
             registry = load_specs(specs, source=t("probe.ui.tools", lang), lang=lang)
             kwargs: dict[str, Any] = {}
             if self.model.value == "replay":
