@@ -80,28 +80,25 @@ def _from_file(path: Path, shown: str) -> Scenario:
         raise DeskError("capstone.desk_not_py", path=shown)
     module = importlib.util.module_from_spec(loader)
     sys.modules[name] = module
-    try:
-        loader.loader.exec_module(module)
-        make = getattr(module, "desk", None)
-        if not callable(make):
-            raise DeskError("capstone.desk_no_function", path=shown)
-        made = make()
-    except DeskError:
-        raise
-    except SystemExit:  # sys.exit() in the file or its desk(): the command had ended there, silently, with 0
-        raise DeskError("capstone.desk_exited", path=shown) from None
-    except Exception as exc:  # noqa: BLE001 - the participant's file failed while loading: said in one line
-        raise DeskError("capstone.desk_broken", path=shown, detail=_where(exc, path)) from None
-    finally:
-        sys.modules.pop(name, None)
-    if not isinstance(made, Scenario):
-        raise DeskError("capstone.desk_not_scenario", path=shown, got=type(made).__name__)
-    try:
-        made.setup()  # a desk whose state or tools cannot be built is said now, not as twelve crashed checks
-    except SystemExit:
-        raise DeskError("capstone.desk_exited", path=shown) from None
-    except Exception as exc:  # noqa: BLE001
-        raise DeskError("capstone.desk_broken", path=shown, detail=_where(exc, path)) from None
+    with exits_said(shown):  # sys.exit() in the file, its desk() or its setup: the command had ended there with 0
+        try:
+            loader.loader.exec_module(module)
+            make = getattr(module, "desk", None)
+            if not callable(make):
+                raise DeskError("capstone.desk_no_function", path=shown)
+            made = make()
+        except DeskError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the participant's file failed while loading: said in one line
+            raise DeskError("capstone.desk_broken", path=shown, detail=_where(exc, path)) from None
+        finally:
+            sys.modules.pop(name, None)
+        if not isinstance(made, Scenario):
+            raise DeskError("capstone.desk_not_scenario", path=shown, got=type(made).__name__)
+        try:
+            made.setup()  # a desk whose state or tools cannot be built is said now, not as twelve crashed checks
+        except Exception as exc:  # noqa: BLE001
+            raise DeskError("capstone.desk_broken", path=shown, detail=_where(exc, path)) from None
     return made
 
 

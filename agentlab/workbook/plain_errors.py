@@ -10,8 +10,10 @@ it, so only the full-width mark gets a line. Python's traceback is left as it is
 """
 from __future__ import annotations
 
+import os
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..i18n import Lang, Sentence, joined, py_reason, said, t
@@ -110,8 +112,6 @@ def _marks(line: str | None) -> list[str]:
 def _lang(shell: Any) -> Lang:
     lang = shell.user_ns.get("LANG") if hasattr(shell, "user_ns") else None
     if lang is None:  # no LANG yet (a kernel restarted, a cell run before the first): the notebook's folder says it
-        import os
-        from pathlib import Path
         lang = "zh" if "zh" in Path(os.environ.get("JPY_SESSION_NAME") or os.getcwd()).parts else "en"
     return "zh" if lang == "zh" else "en"
 
